@@ -1,0 +1,123 @@
+// C0.5: the environment is read once, validated with one zod schema, and frozen.
+// A bad value stops the process naming every offending key. .env.example documents every key.
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+// renewable_share per compliance year, e.g. "2026:0.505,2027:0.52" (C5.1)
+const yearMap = z.string().transform((raw, ctx) => {
+  const out: Record<number, string> = {};
+  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(\d{4})\s*:\s*(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m) {
+      ctx.addIssue({ code: 'custom', message: `expected YEAR:DECIMAL pairs, got "${part}"` });
+      return z.NEVER;
+    }
+    out[Number(m[1])] = m[2]!;
+  }
+  return out;
+});
+
+const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a decimal number');
+
+export const configSchema = z.object({
+  APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
+  NODE_ENV: z.string().optional(),
+  PORT: int(8080),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_BASE_URL: optionalString.pipe(z.url().optional()),
+  DATABASE_URL: optionalString.pipe(
+    z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+  ),
+  DATA_DIR: optionalString,
+  DATA_ENCRYPTION_KEY: optionalString.pipe(
+    z
+      .string()
+      .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64 encoded')
+      .optional(),
+  ),
+  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HTTP_MAX_BODY_BYTES: int(1_048_576, 1024),
+  TRUST_PROXY: bool.default(false),
+
+  // C1.5 rate limits per credential, per minute
+  RATE_LIMIT_CPO_PER_MIN: int(600, 1),
+  RATE_LIMIT_PARTNER_PER_MIN: int(120, 1),
+  RATE_LIMIT_PERSONAL_PER_MIN: int(120, 1),
+  RATE_LIMIT_TOKEN_PER_MIN: int(30, 1),
+  RATE_LIMIT_WINDOW_SECONDS: int(60, 1),
+
+  // C2: onboarding
+  OPERATOR_NAME: z.string().min(1).default('ERE Gateway B.V.'),
+  MANDATE_LINK_TTL_DAYS: int(30, 1),
+  MANDATE_SIGNING_SECRET: optionalString,
+  EAN_REGISTER_URL: optionalString.pipe(z.url().optional()),
+  EAN_REGISTER_TOKEN: optionalString,
+  EAN_RECHECK_CRON: z.string().default('0 3 * * 1'),
+
+  // C4: OCPP
+  HEARTBEAT_INTERVAL_SECONDS: int(300, 1),
+  OCPP_MAX_FRAME_BYTES: int(262_144, 1024),
+  OCPP_DEFAULT_PROTOCOL: z.enum(['ocpp1.6', 'ocpp2.0.1', 'refuse']).default('ocpp1.6'),
+  OCPP_CALL_TIMEOUT_SECONDS: int(30, 1),
+  OCPP_MAX_POWER_W: int(22_000, 1),
+  TLS_CERT_FILE: optionalString,
+  TLS_KEY_FILE: optionalString,
+
+  // C4.7, C5: energy and ERE
+  ENERGY_AGGREGATE_CRON: z.string().default('*/15 * * * *'),
+  ERE_REVIEW_CRON: z.string().default('0 4 * * *'),
+  ERE_REVIEW_DAYS: int(14, 0),
+  RENEWABLE_SHARE: yearMap.default({ 2026: '0.505' }),
+  ERE_INDICATIVE_PRICE_EUR: decimalString.default('0.140'),
+  ERE_FEE_PCT: decimalString.default('15'),
+
+  // C3: partner API and invites
+  SMTP_URL: optionalString,
+  SMTP_FROM: z.string().default('ERE Gateway <no-reply@ere-gateway.local>'),
+  PARTNER_ROLLING_DAYS: int(30, 1),
+  PARTNER_ROLLING_CAP: int(5000, 0),
+  JOBS_ENABLED: bool.default(true),
+});
+
+export type Config = Readonly<
+  Omit<z.output<typeof configSchema>, 'PUBLIC_BASE_URL' | 'DATA_DIR'> & {
+    PUBLIC_BASE_URL: string;
+    DATA_DIR: string;
+  }
+>;
+
+export class ConfigError extends Error {
+  constructor(public readonly issues: { key: string; message: string }[]) {
+    super(
+      'Invalid configuration:\n' + issues.map((i) => `  ${i.key}: ${i.message}`).join('\n'),
+    );
+  }
+}
+
+/** Parse an environment (process.env by default). Throws ConfigError naming every bad key. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({
+      key: String(i.path[0] ?? '(root)'),
+      message: i.message,
+    }));
+    throw new ConfigError(issues);
+  }
+  const c = parsed.data;
+  const cfg: Config = {
+    ...c,
+    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
+    DATA_DIR: c.DATA_DIR ?? `./data/${c.APP_ENV}`,
+  };
+  return Object.freeze(cfg);
+}

@@ -1,0 +1,84 @@
+// One createDb(config): node-postgres when DATABASE_URL is set, embedded PGlite otherwise (C0.2).
+// Both return the same JS types: int8 and numeric as strings, timestamptz as Date, date as 'YYYY-MM-DD'.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './tables.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+
+pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
+
+export type Db = Kysely<Database>;
+
+export interface DbHandle {
+  db: Db;
+  kind: 'pg' | 'pglite';
+  /** Closes the pool or the embedded database. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  DATABASE_URL?: string | undefined;
+  DATA_DIR?: string | undefined;
+  /** PGlite only: load this data dir tarball (a migrated template) instead of running initdb. */
+  loadDataDir?: Blob | undefined;
+  /** PGlite only: keep the database in memory. */
+  inMemory?: boolean;
+  poolSize?: number;
+}
+
+export async function createDb(opts: DbOptions): Promise<DbHandle> {
+  if (opts.DATABASE_URL) {
+    const pool = new pg.Pool({
+      connectionString: opts.DATABASE_URL,
+      max: opts.poolSize ?? 10,
+      application_name: 'ere-gateway',
+    });
+    // A pool error on an idle client (server restart) must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    let closed = false;
+    return {
+      db,
+      kind: 'pg',
+      async close() {
+        if (closed) return;
+        closed = true;
+        await db.destroy();
+      },
+    };
+  }
+  const { PGlite, types } = await import('@electric-sql/pglite');
+  const dataDir = opts.inMemory ? undefined : path.resolve(opts.DATA_DIR ?? './data/sandbox', 'pglite');
+  if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir ?? 'memory://', {
+    parsers: {
+      [types.INT8]: (v: string) => v,
+      [types.NUMERIC]: (v: string) => v,
+      [types.DATE]: (v: string) => v,
+    },
+    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  let closed = false;
+  return {
+    db,
+    kind: 'pglite',
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}
+
+/** true when the database answers a trivial query. */
+export async function ping(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,53 @@
+// Plain SQL migrations from migrations/*.sql, applied in name order by Kysely's Migrator. The Migrator
+// takes a PostgreSQL advisory lock, so two processes starting at once apply each migration once.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.ts';
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+
+class SqlFileProvider implements MigrationProvider {
+  constructor(private readonly dir: string) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const file of listMigrationFiles(this.dir)) {
+      const text = fs.readFileSync(path.join(this.dir, file), 'utf8');
+      out[file.replace(/\.sql$/, '')] = {
+        up: async (db) => {
+          await sql.raw(text).execute(db);
+        },
+      };
+    }
+    return out;
+  }
+}
+
+export function listMigrationFiles(dir = MIGRATIONS_DIR): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+}
+
+export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new SqlFileProvider(dir),
+    allowUnorderedMigrations: true,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Names of migration files on disk that the database has not applied (empty = up to date). */
+export async function pendingMigrations(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const applied = await sql<{ name: string }>`select name from kysely_migration`
+    .execute(db)
+    .then((r) => new Set(r.rows.map((x) => x.name)));
+  return listMigrationFiles(dir)
+    .map((f) => f.replace(/\.sql$/, ''))
+    .filter((n) => !applied.has(n));
+}

@@ -1,0 +1,9 @@
+// The typed database: the core tables plus each area's own. Each area owns its file under tables/.
+import type { CoreTables } from './tables/core.ts';
+import type { OnboardingTables } from './tables/onboarding.ts';
+import type { OcppTables } from './tables/ocpp.ts';
+import type { PartnerTables } from './tables/partner.ts';
+import type { EnergyTables } from './tables/energy.ts';
+
+export type * from './tables/core.ts';
+export interface Database extends CoreTables, OnboardingTables, OcppTables, PartnerTables, EnergyTables {}

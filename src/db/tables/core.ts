@@ -1,0 +1,226 @@
+// Typed tables of migrations/0001_core.sql. pg returns int8/numeric as strings, timestamptz as Date.
+import type { ColumnType, Generated } from 'kysely';
+
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+export type Int8 = ColumnType<string, string | number | bigint, string | number | bigint>;
+export type NullableInt8 = ColumnType<string | null, string | number | bigint | null | undefined, string | number | bigint | null>;
+export type Numeric = ColumnType<string, string | number, string | number>;
+export type NullableNumeric = ColumnType<string | null, string | number | null | undefined, string | number | null>;
+
+export interface PartnersTable {
+  id: Generated<string>;
+  name: string;
+  rolling_days: Generated<number>;
+  rolling_cap: Generated<number>;
+  fee_pct: NullableNumeric;
+  created_at: Generated<Date>;
+}
+
+export interface PartnerApiKeysTable {
+  id: Generated<string>;
+  partner_id: string;
+  key_hash: string;
+  key_hint: string;
+  environment: 'sandbox' | 'production';
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export interface CpoClientsTable {
+  id: Generated<string>;
+  partner_id: string;
+  client_id: string;
+  secret_hash: string;
+  scopes: string[];
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export interface AccessTokensTable {
+  id: Generated<string>;
+  token_hash: string;
+  cpo_client_id: string;
+  partner_id: string;
+  scopes: string[];
+  expires_at: Timestamp;
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  full_name: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface PersonalTokensTable {
+  id: Generated<string>;
+  user_id: string;
+  token_hash: string;
+  scopes: string[];
+  created_at: Generated<Date>;
+  revoked_at: NullableTimestamp;
+}
+
+export type AccountType = 'particulier' | 'zakelijk' | 'vve';
+export type PayoutHandler = 'joulo_pays_customer' | 'via_cpo_invoicing';
+
+export interface AccountsTable {
+  id: Generated<string>;
+  partner_id: string | null;
+  owner_user_id: string | null;
+  access_channel: Generated<string>;
+  type: Generated<AccountType>;
+  display_name: string | null;
+  cpo_external_ref: string | null;
+  payout_handler: Generated<PayoutHandler>;
+  iban_encrypted: string | null;
+  signatory_full_name: string | null;
+  signatory_email: string | null;
+  signatory_phone: string | null;
+  fee_pct: NullableNumeric;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ConnectionsTable {
+  id: Generated<string>;
+  account_id: string;
+  location_id: Generated<string>;
+  ean_code: string;
+  street: string;
+  house_number: string;
+  house_number_addition: string | null;
+  postal_code: string;
+  city: string;
+  status: Generated<'active' | 'archived'>;
+  registration_status: Generated<'concept' | 'ingediend'>;
+  ean_validation_status: Generated<'matched' | 'mismatched' | 'unverified'>;
+  mandate_status: Generated<'pending' | 'active'>;
+  mandate_valid_from: NullableTimestamp;
+  ean_checked_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface CatalogModelsTable {
+  id: Generated<string>;
+  brand: string;
+  model: string;
+  mid_meter: boolean;
+  max_power_w: Generated<number>;
+  source_note: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface CatalogAliasesTable {
+  id: Generated<string>;
+  catalog_model_id: string;
+  vendor: string;
+  model: string;
+  match: 'exact' | 'prefix';
+}
+
+export interface ChargersTable {
+  id: Generated<string>;
+  account_id: string | null;
+  owner_user_id: string | null;
+  partner_id: string | null;
+  nickname: string | null;
+  connection_type: Generated<string>;
+  status: Generated<'active' | 'removed'>;
+  serial_number: string | null;
+  catalog_model_id: string | null;
+  ocpp_vendor: string | null;
+  ocpp_model: string | null;
+  ocpp_identity: string | null;
+  password_hash: string | null;
+  mid_certified: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ChargingSessionsTable {
+  id: Generated<string>;
+  charger_id: string;
+  connector_id: Generated<number>;
+  transaction_id: string;
+  id_tag: string | null;
+  started_at: Timestamp;
+  ended_at: NullableTimestamp;
+  meter_start_wh: NullableInt8;
+  meter_stop_wh: NullableInt8;
+  last_meter_wh: NullableInt8;
+  last_reading_at: NullableTimestamp;
+  energy_wh: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
+  status: Generated<'active' | 'completed'>;
+  end_provisional: Generated<boolean>;
+  stop_reason: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface MeterReadingsTable {
+  id: Generated<string>;
+  charger_id: string;
+  session_id: string | null;
+  connector_id: Generated<number>;
+  measured_at: Timestamp;
+  measurand: Generated<string>;
+  phase: Generated<string>;
+  wh: Int8;
+  context: string | null;
+  signed_data: string | null;
+  anomaly: string | null;
+  received_at: Generated<Date>;
+}
+
+export type EnergyMonthStatus = 'delivered' | 'in_review' | 'registered' | 'rejected';
+
+export interface EnergyMonthsTable {
+  id: Generated<string>;
+  connection_id: string;
+  month: string;
+  kwh: Numeric;
+  wh: NullableInt8;
+  sessions: Generated<number>;
+  source: 'cpo' | 'ocpp';
+  status: Generated<EnergyMonthStatus>;
+  registered_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  count: number;
+  window_start: Timestamp;
+  window_ms: number;
+}
+
+export interface JobLeasesTable {
+  key: string;
+  until: Timestamp;
+  holder: string | null;
+}
+
+export interface CoreTables {
+  partners: PartnersTable;
+  partner_api_keys: PartnerApiKeysTable;
+  cpo_clients: CpoClientsTable;
+  access_tokens: AccessTokensTable;
+  users: UsersTable;
+  personal_tokens: PersonalTokensTable;
+  accounts: AccountsTable;
+  connections: ConnectionsTable;
+  catalog_models: CatalogModelsTable;
+  catalog_aliases: CatalogAliasesTable;
+  chargers: ChargersTable;
+  charging_sessions: ChargingSessionsTable;
+  meter_readings: MeterReadingsTable;
+  energy_months: EnergyMonthsTable;
+  rate_limits: RateLimitsTable;
+  job_leases: JobLeasesTable;
+}

@@ -1,0 +1,24 @@
+// The small deps object every domain function and route receives (ARCHITECTURE.md: db, clock, config, logger).
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Db } from './db/database.ts';
+import type { Cipher } from './lib/iban-crypto.ts';
+
+export type Clock = () => Date;
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  dbKind: 'pg' | 'pglite';
+  logger: Logger;
+  clock: Clock;
+  /** IBAN encryption (C0.6) */
+  cipher: Cipher;
+  /** Area services attach here (EAN register, mailer, OCPP live registry, ...), keyed by area. */
+  services: Services;
+}
+
+/** Each area adds its optional service under its own key. */
+export interface Services {
+  [key: string]: unknown;
+}

@@ -1,0 +1,194 @@
+// C1.1 client-credentials tokens; resolution of every bearer credential to a Principal (C1.2–C1.4).
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { DomainError } from '../errors.ts';
+import { hashSecret, randomSecret } from '../../lib/secrets.ts';
+import { CPO_SCOPES, PREFIX } from './scopes.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export type Principal =
+  | { kind: 'cpo'; partnerId: string; clientId: string; tokenId: string; scopes: string[] }
+  | { kind: 'partner'; partnerId: string; keyId: string; environment: 'sandbox' | 'production' }
+  | { kind: 'personal'; userId: string; tokenId: string; scopes: string[] };
+
+export interface TokenRequest {
+  grant_type?: unknown;
+  client_id?: unknown;
+  client_secret?: unknown;
+  scope?: unknown;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+/** C1.1: issue a one-hour access token for a CPO client. Errors carry the OAuth codes of C1.1. */
+export async function issueClientCredentialsToken(deps: Deps, req: TokenRequest): Promise<TokenResponse> {
+  if (req.grant_type === undefined || req.grant_type === null || req.grant_type === '') {
+    throw new DomainError('invalid_request', 'grant_type is required');
+  }
+  if (req.grant_type !== 'client_credentials') {
+    throw new DomainError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
+  }
+  for (const f of ['client_id', 'client_secret'] as const) {
+    if (typeof req[f] !== 'string' || req[f] === '') throw new DomainError('invalid_request', `${f} is required`);
+  }
+  if (req.scope !== undefined && req.scope !== null && typeof req.scope !== 'string') {
+    throw new DomainError('invalid_request', 'scope must be a space-separated string');
+  }
+  const client = await deps.db
+    .selectFrom('cpo_clients')
+    .selectAll()
+    .where('client_id', '=', req.client_id as string)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!client || client.secret_hash !== hashSecret(req.client_secret as string)) {
+    throw new DomainError('invalid_client', 'unknown client or wrong client_secret');
+  }
+  const requested = typeof req.scope === 'string' ? req.scope.split(/\s+/).filter(Boolean) : [];
+  const missing = requested.filter((s) => !client.scopes.includes(s));
+  if (missing.length) {
+    throw new DomainError('invalid_scope', `the client does not hold: ${missing.join(' ')}`);
+  }
+  const scopes = requested.length ? [...new Set(requested)] : client.scopes;
+  const token = randomSecret(PREFIX.cpoAccessToken);
+  const now = deps.clock();
+  await deps.db
+    .insertInto('access_tokens')
+    .values({
+      token_hash: hashSecret(token),
+      cpo_client_id: client.id,
+      partner_id: client.partner_id,
+      scopes,
+      expires_at: new Date(now.getTime() + ACCESS_TOKEN_TTL_SECONDS * 1000),
+      created_at: now,
+    })
+    .execute();
+  return { access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, scope: scopes.join(' ') };
+}
+
+/**
+ * Resolve a bearer credential to a Principal, or null when it is unknown, expired or revoked.
+ * A partner key of the other environment resolves (the caller decides: 401 with detail, spec §5).
+ */
+export async function resolveBearer(deps: Deps, bearer: string): Promise<Principal | null> {
+  const h = hashSecret(bearer);
+  if (bearer.startsWith(PREFIX.partnerLive) || bearer.startsWith(PREFIX.partnerTest)) {
+    const key = await deps.db
+      .selectFrom('partner_api_keys')
+      .select(['id', 'partner_id', 'environment'])
+      .where('key_hash', '=', h)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return key ? { kind: 'partner', partnerId: key.partner_id, keyId: key.id, environment: key.environment } : null;
+  }
+  if (bearer.startsWith(PREFIX.cpoAccessToken)) {
+    const t = await deps.db
+      .selectFrom('access_tokens')
+      .innerJoin('cpo_clients', 'cpo_clients.id', 'access_tokens.cpo_client_id')
+      .select(['access_tokens.id', 'access_tokens.partner_id', 'access_tokens.scopes', 'access_tokens.expires_at', 'cpo_clients.client_id'])
+      .where('access_tokens.token_hash', '=', h)
+      .where('access_tokens.revoked_at', 'is', null)
+      .where('cpo_clients.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!t || t.expires_at.getTime() <= deps.clock().getTime()) return null;
+    return { kind: 'cpo', partnerId: t.partner_id, clientId: t.client_id, tokenId: t.id, scopes: t.scopes };
+  }
+  if (bearer.startsWith(PREFIX.personalToken)) {
+    const t = await deps.db
+      .selectFrom('personal_tokens')
+      .select(['id', 'user_id', 'scopes'])
+      .where('token_hash', '=', h)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return t ? { kind: 'personal', userId: t.user_id, tokenId: t.id, scopes: t.scopes } : null;
+  }
+  return null;
+}
+
+// ---- minting (admin API, seed, tests) ----
+
+export async function createPartner(
+  deps: Deps,
+  input: { name: string; rolling_days?: number | undefined; rolling_cap?: number | undefined },
+): Promise<{ partner_id: string; name: string }> {
+  const row = await deps.db
+    .insertInto('partners')
+    .values({
+      name: input.name,
+      rolling_days: input.rolling_days ?? deps.config.PARTNER_ROLLING_DAYS,
+      rolling_cap: input.rolling_cap ?? deps.config.PARTNER_ROLLING_CAP,
+    })
+    .returning(['id', 'name'])
+    .executeTakeFirstOrThrow();
+  return { partner_id: row.id, name: row.name };
+}
+
+/** Mint a partner API key (shown once) and revoke the partner's earlier key: one active key (spec §5). */
+export async function mintPartnerApiKey(
+  deps: Deps,
+  partnerId: string,
+  opts: { legacy_prefix?: boolean | undefined } = {},
+): Promise<{ api_key: string }> {
+  const env = deps.config.APP_ENV;
+  // C1.3: a legacy sandbox key carries the production prefix; its record says sandbox.
+  const prefix = env === 'production' || opts.legacy_prefix ? PREFIX.partnerLive : PREFIX.partnerTest;
+  const apiKey = randomSecret(prefix);
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('partner_api_keys')
+      .set({ revoked_at: deps.clock() })
+      .where('partner_id', '=', partnerId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    await trx
+      .insertInto('partner_api_keys')
+      .values({ partner_id: partnerId, key_hash: hashSecret(apiKey), key_hint: apiKey.slice(0, 8) + '…' + apiKey.slice(-4), environment: env })
+      .execute();
+  });
+  return { api_key: apiKey };
+}
+
+export async function createCpoClient(
+  deps: Deps,
+  partnerId: string,
+  opts: { scopes?: string[] | undefined } = {},
+): Promise<{ client_id: string; client_secret: string; scopes: string[] }> {
+  const scopes = opts.scopes?.length ? [...new Set(opts.scopes)] : [...CPO_SCOPES];
+  const bad = scopes.filter((s) => !(CPO_SCOPES as readonly string[]).includes(s));
+  if (bad.length) throw new DomainError('invalid_request', `unknown CPO scopes: ${bad.join(', ')}`);
+  const clientId = randomSecret(PREFIX.cpoClientId, 12);
+  const secret = randomSecret(PREFIX.cpoClientSecret);
+  await deps.db
+    .insertInto('cpo_clients')
+    .values({ partner_id: partnerId, client_id: clientId, secret_hash: hashSecret(secret), scopes })
+    .execute();
+  return { client_id: clientId, client_secret: secret, scopes };
+}
+
+export async function createUser(
+  deps: Deps,
+  input: { email: string; full_name?: string | null | undefined },
+): Promise<{ user_id: string }> {
+  const row = await deps.db
+    .insertInto('users')
+    .values({ email: input.email.trim(), full_name: input.full_name ?? null })
+    .onConflict((oc) => oc.expression(sql`lower(email)`).doUpdateSet({ full_name: sql`coalesce(excluded.full_name, users.full_name)` }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { user_id: row.id };
+}
+
+/** Mint a personal API token (shown once), revoking the user's earlier token (C1.6). */
+export async function mintPersonalToken(deps: Deps, userId: string, scopes: string[]): Promise<{ token: string }> {
+  const token = randomSecret(PREFIX.personalToken);
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('personal_tokens').set({ revoked_at: deps.clock() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+    await trx.insertInto('personal_tokens').values({ user_id: userId, token_hash: hashSecret(token), scopes }).execute();
+  });
+  return { token };
+}

@@ -1,0 +1,93 @@
+// buildApp(deps) returns a fastify instance and never listens (ARCHITECTURE.md): main.ts listens, tests inject.
+import crypto from 'node:crypto';
+import Fastify, { type FastifyError } from 'fastify';
+import formbody from '@fastify/formbody';
+import {
+  hasZodFastifySchemaValidationErrors,
+  isResponseSerializationError,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
+import type { Deps } from '../deps.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { registerAuth } from './auth.ts';
+import { errorBody, statusForCode } from './errors.ts';
+import { registerOpenApi } from './openapi.ts';
+import { allRoutes } from './routes/index.ts';
+import type { App } from './types.ts';
+
+export interface BuildAppOptions {
+  /** Hooks run after the core plugins and before the routes (rate limits, metrics). */
+  plugins?: Array<(app: App, deps: Deps) => Promise<void> | void>;
+}
+
+export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.config.HTTP_MAX_BODY_BYTES,
+    trustProxy: deps.config.TRUST_PROXY,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    routerOptions: { ignoreTrailingSlash: false },
+    return503OnClosing: true,
+  }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onSend', async (req, reply, payload) => {
+    reply.header('x-request-id', req.id);
+    return payload;
+  });
+
+  app.setErrorHandler((error: unknown, req, reply) => {
+    if (isDomainError(error)) {
+      return reply.code(statusForCode(error.code)).send(errorBody(error));
+    }
+    const err = error as FastifyError;
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const detail = err.validation
+        .map((v: { instancePath: string; message?: string }) => `${err.validationContext ?? 'request'}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''}: ${v.message}`)
+        .join('; ');
+      return reply.code(400).send({ error: 'invalid_request', detail });
+    }
+    switch (err.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply.code(400).send({ error: 'invalid_json', detail: 'The request body is not valid JSON.' });
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply
+          .code(413)
+          .send({ error: 'payload_too_large', detail: `The request body exceeds ${deps.config.HTTP_MAX_BODY_BYTES} bytes.` });
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply
+          .code(415)
+          .send({ error: 'unsupported_media_type', detail: 'Send the body as application/json.' });
+    }
+    if (err instanceof SyntaxError && err.statusCode === 400) {
+      return reply.code(400).send({ error: 'invalid_json', detail: 'The request body is not valid JSON.' });
+    }
+    if (isResponseSerializationError(err)) {
+      req.log.error({ err }, 'response did not match its schema');
+      return reply.code(500).send({ error: 'internal_error', detail: 'An unexpected error occurred.' });
+    }
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 429) return reply.code(429).send(err as unknown as object);
+    if (status >= 500) {
+      // A 5xx never shows internals: the request id is the handle for the operator.
+      req.log.error({ err }, 'unhandled error');
+      return reply.code(500).send({ error: 'internal_error', detail: `An unexpected error occurred (request ${req.id}).` });
+    }
+    return reply.code(status).send({ error: 'invalid_request', detail: err.message });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: 'not_found', detail: `No route ${req.method} ${req.url.split('?')[0]}` });
+  });
+
+  await app.register(formbody);
+  await registerOpenApi(app, deps);
+  registerAuth(app, deps);
+  for (const plugin of opts.plugins ?? []) await plugin(app, deps);
+  for (const register of allRoutes) await register(app, deps);
+  return app;
+}

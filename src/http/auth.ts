@@ -1,0 +1,122 @@
+// One auth layer for every part (spec §5, C1.2–C1.4, C1.6). Each route declares what it takes:
+//   config: { auth: { accepts: ['cpo'], scope: 'cpo:accounts:write' } }
+// and the same declaration drives the OpenAPI security section (src/http/openapi.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import type { Principal } from '../domain/credentials/tokens.ts';
+import { resolveBearer } from '../domain/credentials/tokens.ts';
+import type { Scope } from '../domain/credentials/scopes.ts';
+import { timingSafeEqualStr } from '../lib/secrets.ts';
+
+export type CredentialKind = 'cpo' | 'partner' | 'personal';
+
+export type RouteAuth =
+  | { public: true }
+  | { admin: true }
+  | { accepts: CredentialKind[]; scope?: Scope };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export const INVALID_TOKEN = 'Missing or invalid API token';
+
+const CREDENTIAL_NAMES: Record<CredentialKind, string> = {
+  cpo: 'a CPO access token (OAuth 2.0 client credentials, POST /oauth/token)',
+  partner: 'a partner API key',
+  personal: 'a personal API token',
+};
+
+function describeAccepted(kinds: CredentialKind[]): string {
+  return kinds.map((k) => CREDENTIAL_NAMES[k]).join(' or ');
+}
+
+export function bearerOf(req: FastifyRequest): string | null {
+  const h = req.headers.authorization;
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1]! : null;
+}
+
+/** Narrow request.principal for handlers: the auth hook has already refused a request without one. */
+export function principalOf<K extends Principal['kind']>(req: FastifyRequest, kind: K): Extract<Principal, { kind: K }> {
+  const p = req.principal;
+  if (!p || p.kind !== kind) throw new Error(`route expected a ${kind} principal`);
+  return p as Extract<Principal, { kind: K }>;
+}
+
+export function registerAuth(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const auth = req.routeOptions.config?.auth;
+    if (!auth || 'public' in auth) return;
+
+    const bearer = bearerOf(req);
+    if ('admin' in auth) {
+      const token = deps.config.ADMIN_TOKEN;
+      if (!token || !bearer || !timingSafeEqualStr(bearer, token)) {
+        return reply.code(401).send({ error: INVALID_TOKEN });
+      }
+      return;
+    }
+    if (!bearer) return reply.code(401).send({ error: INVALID_TOKEN });
+
+    let principal: Principal | null;
+    try {
+      principal = await resolveBearer(deps, bearer);
+    } catch (err) {
+      req.log.error({ err }, 'credential lookup failed');
+      return reply
+        .code(503)
+        .send({ error: 'Authentication is temporarily unavailable, try again shortly' });
+    }
+    if (!principal) return reply.code(401).send({ error: INVALID_TOKEN });
+
+    if (principal.kind === 'partner') {
+      // spec §5: a key works only on the host of its environment; the record decides, not the prefix (C1.3).
+      if (principal.environment !== deps.config.APP_ENV) {
+        const other = principal.environment === 'sandbox' ? 'sandbox' : 'production';
+        return reply.code(401).send({
+          error: INVALID_TOKEN,
+          detail: `This is a ${other} partner API key; it works only on the ${other} host, and this is the ${deps.config.APP_ENV} host.`,
+        });
+      }
+      if (!auth.accepts.includes('partner')) {
+        // C1.3: a scoped route → Insufficient scope; any other existing route → partner_api_key_scope.
+        if (auth.scope) {
+          return reply.code(403).send({
+            error: 'Insufficient scope',
+            required_scope: auth.scope,
+            detail: `A partner API key reaches only Partner API routes; this route needs ${auth.scope}.`,
+          });
+        }
+        return reply.code(403).send({
+          error: 'partner_api_key_scope',
+          detail: 'A partner API key reaches only Partner API routes.',
+        });
+      }
+      req.principal = principal;
+      return;
+    }
+
+    if (!auth.accepts.includes(principal.kind)) {
+      // C1.2: the right credential for this route is named in detail.
+      return reply.code(401).send({
+        error: INVALID_TOKEN,
+        detail: `This route takes ${describeAccepted(auth.accepts)}; a ${principal.kind === 'cpo' ? 'CPO access token' : 'personal API token'} is not accepted here.`,
+      });
+    }
+    if (auth.scope && !principal.scopes.includes(auth.scope)) {
+      return reply.code(403).send({
+        error: 'Insufficient scope',
+        required_scope: auth.scope,
+        detail: `This token lacks the scope ${auth.scope}.`,
+      });
+    }
+    req.principal = principal;
+  });
+}

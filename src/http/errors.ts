@@ -1,0 +1,82 @@
+// The one table from a DomainError code to an HTTP status. It reads like spec §7, C1 and C6.1.
+// A code not listed here is a 400 when it came from a DomainError (a client mistake we named).
+import type { FastifyReply } from 'fastify';
+import { DomainError } from '../domain/errors.ts';
+
+export const STATUS_BY_CODE: Record<string, number> = {
+  // generic
+  invalid_request: 400,
+  invalid_json: 400,
+  not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  // C1.1 token endpoint
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  invalid_client: 401,
+  // spec §7: POST /v1/accounts
+  invalid_type: 400,
+  invalid_payout_handler: 400,
+  invalid_iban: 400,
+  person_required: 400,
+  invalid_ean: 400,
+  address_required: 400,
+  ean_in_use: 409,
+  ean_address_mismatch: 422,
+  ean_not_dutch: 422,
+  account_create_failed: 500,
+  // spec §7: POST /v1/connections:update
+  target_required: 400,
+  connection_not_found: 404,
+  ambiguous_connection: 409,
+  connection_not_active: 409,
+  mandate_signed: 409,
+  ere_booked: 409,
+  // C2.2 mandate links
+  mandate_already_active: 409,
+  // spec §7: POST /v1/chargers
+  invalid_account_id: 400,
+  invalid_catalog_charger_id: 400,
+  vendor_and_model_required: 400,
+  account_not_found: 404,
+  catalog_not_found: 404,
+  no_connection: 409,
+  serial_required: 409,
+  catalog_not_mid: 422,
+  catalog_unresolved: 422,
+  charger_limit: 422,
+  // C4.9, C6.6
+  ocpp_identity_taken: 409,
+  charger_not_found: 404,
+  charger_offline: 409,
+  charger_timeout: 504,
+  // C6.1 and spec §7 bodies whose status the spec left open
+  'Missing or invalid API token': 401,
+  consent_required: 400,
+  'customers must be a non-empty array of { name, email }': 400,
+  'No partner is linked to this API key': 403,
+  'Failed to create drafts': 500,
+  'Authentication is temporarily unavailable, try again shortly': 503,
+  'Insufficient scope': 403,
+  partner_api_key_scope: 403,
+  'Too many requests': 429,
+};
+
+export function statusForCode(code: string): number {
+  return STATUS_BY_CODE[code] ?? 400;
+}
+
+export interface ErrorBody {
+  error: string;
+  detail?: string;
+  [k: string]: unknown;
+}
+
+export function errorBody(err: DomainError): ErrorBody {
+  return { error: err.code, ...(err.detail !== undefined ? { detail: err.detail } : {}), ...(err.extra ?? {}) };
+}
+
+export function sendDomainError(reply: FastifyReply, err: DomainError): FastifyReply {
+  return reply.code(statusForCode(err.code)).send(errorBody(err));
+}

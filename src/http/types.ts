@@ -1,0 +1,21 @@
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../deps.ts';
+
+/** The fastify instance with zod types: route files take this. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression<RawServerDefault>,
+  RawReplyDefaultExpression<RawServerDefault>,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+/** Every routes file exports one of these; src/http/routes/areas/<area>.ts lists them. */
+export type RouteRegistrar = (app: App, deps: Deps) => void | Promise<void>;

@@ -1,0 +1,48 @@
+// C0.6: IBANs are encrypted at rest with AES-256-GCM. Key: DATA_ENCRYPTION_KEY (32 bytes, base64); in
+// sandbox without one, a key is generated into DATA_DIR on first start. Production without a key refuses
+// to start. Stored form: "v1:<iv b64>:<tag b64>:<ciphertext b64>".
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface Cipher {
+  encrypt(plain: string): string;
+  decrypt(stored: string): string;
+}
+
+export function createCipher(key: Buffer): Cipher {
+  if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
+  return {
+    encrypt(plain) {
+      const iv = crypto.randomBytes(12);
+      const c = crypto.createCipheriv('aes-256-gcm', key, iv);
+      const ct = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
+      return ['v1', iv.toString('base64'), c.getAuthTag().toString('base64'), ct.toString('base64')].join(':');
+    },
+    decrypt(stored) {
+      const [v, iv, tag, ct] = stored.split(':');
+      if (v !== 'v1' || !iv || !tag || !ct) throw new Error('unknown ciphertext format');
+      const d = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+      d.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([d.update(Buffer.from(ct, 'base64')), d.final()]).toString('utf8');
+    },
+  };
+}
+
+/** Resolve the data key: configured, else (sandbox only) generated once into DATA_DIR/data-encryption.key. */
+export function resolveEncryptionKey(opts: {
+  DATA_ENCRYPTION_KEY?: string | undefined;
+  APP_ENV: 'sandbox' | 'production';
+  DATA_DIR: string;
+}): Buffer {
+  if (opts.DATA_ENCRYPTION_KEY) return Buffer.from(opts.DATA_ENCRYPTION_KEY, 'base64');
+  if (opts.APP_ENV === 'production') {
+    throw new Error('DATA_ENCRYPTION_KEY is required in production (32 bytes, base64)');
+  }
+  const file = path.resolve(opts.DATA_DIR, 'data-encryption.key');
+  if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const key = crypto.randomBytes(32);
+  fs.writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  return key;
+}

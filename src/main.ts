@@ -1,0 +1,135 @@
+// Composition root: config → logger → db → migrations → http + ocpp on one server → jobs; graceful shutdown.
+// The only file that wires things together. `npm start` runs it.
+import { pathToFileURL } from 'node:url';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createDb, type DbHandle } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import type { Deps } from './deps.ts';
+import { buildApp } from './http/app.ts';
+import type { App } from './http/types.ts';
+import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
+import { createLogger } from './logger.ts';
+import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
+import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
+import { seedSandbox } from './domain/platform/seed.ts';
+import { appPlugins, createServices } from './services.ts';
+
+export interface Service {
+  app: App;
+  deps: Deps;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  logger?: Logger;
+  /** listen (default) or only build (tests that inject) */
+  listen?: boolean;
+  dbHandle?: DbHandle;
+  seed?: boolean;
+  jobs?: boolean;
+  clock?: () => Date;
+}
+
+export async function startService(opts: StartOptions): Promise<Service> {
+  const { config } = opts;
+  const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL });
+  const handle = opts.dbHandle ?? (await createDb(config));
+  await migrate(handle.db);
+  const deps: Deps = {
+    config,
+    db: handle.db,
+    dbKind: handle.kind,
+    logger,
+    clock: opts.clock ?? (() => new Date()),
+    cipher: createCipher(resolveEncryptionKey(config)),
+    services: {},
+  };
+  Object.assign(deps.services, await createServices(deps));
+  const app = await buildApp(deps, { plugins: appPlugins });
+  let ocpp: OcppServerHandle | undefined;
+  let scheduler: SchedulerHandle | undefined;
+
+  if (opts.seed ?? config.APP_ENV === 'sandbox') {
+    const demo = await seedSandbox(deps);
+    if (demo) logger.info({ demo: { ...demo, secrets: '[see DATA_DIR/demo-credentials.json]' } }, 'seeded sandbox');
+  }
+
+  let url = config.PUBLIC_BASE_URL;
+  if (opts.listen !== false) {
+    await app.ready();
+    ocpp = await attachOcpp(app.server, deps);
+    const address = await app.listen({ port: config.PORT, host: config.HOST });
+    url = config.PORT === 0 ? address.replace('0.0.0.0', '127.0.0.1') : config.PUBLIC_BASE_URL;
+    // Port 0 (tests): the links the service hands out must name the port it really got.
+    if (config.PORT === 0 && config.PUBLIC_BASE_URL.endsWith(':0')) {
+      deps.config = Object.freeze({ ...config, PUBLIC_BASE_URL: url });
+    }
+    if ((opts.jobs ?? true) && config.JOBS_ENABLED) scheduler = startScheduler(deps);
+  }
+
+  let stopped = false;
+  return {
+    app,
+    deps,
+    url,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await scheduler?.stop();
+      await ocpp?.close();
+      await app.close(); // stops accepting, finishes in-flight requests
+      await handle.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  const service = await startService({ config, logger });
+  const ocppUrl = config.PUBLIC_BASE_URL.replace(/^http/, 'ws') + '/ocpp/<identity>';
+  logger.info({ url: config.PUBLIC_BASE_URL, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
+  const banner = [
+    '',
+    `  ere-gateway (${config.APP_ENV}) on ${service.deps.dbKind === 'pg' ? 'PostgreSQL' : 'embedded PGlite'}`,
+    `  API:     ${config.PUBLIC_BASE_URL}   (docs: ${config.PUBLIC_BASE_URL}/docs)`,
+    `  OCPP:    ${ocppUrl}`,
+    '',
+  ];
+  process.stdout.write(banner.join('\n') + '\n');
+
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    try {
+      await service.stop();
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,61 @@
+// Test service: the real app on a fresh database (test/helpers/db.ts), built exactly as main.ts builds it.
+// inject() for HTTP; listen: true for WebSocket (OCPP) and browser tests on port 0.
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startService, type Service } from '../../src/main.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createTestDb, type TestDb } from './db.ts';
+import type { TestClock } from './clock.ts';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export interface TestService extends Service {
+  config: Config;
+  testDb: TestDb;
+  close(): Promise<void>;
+}
+
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-test-'));
+  return loadConfig({
+    APP_ENV: 'sandbox',
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATA_DIR: dataDir,
+    DATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    JOBS_ENABLED: 'false',
+    ...env,
+  });
+}
+
+export interface TestServiceOptions {
+  env?: Record<string, string | undefined>;
+  clock?: TestClock | (() => Date);
+  /** listen on 127.0.0.1:0 (needed for OCPP and browsers); default false (inject only) */
+  listen?: boolean;
+  /** seed the sandbox demo data (C1.7); default false */
+  seed?: boolean;
+  /** reuse a database (two app instances on one database) */
+  db?: TestDb;
+}
+
+export async function createTestService(opts: TestServiceOptions = {}): Promise<TestService> {
+  const testDb = opts.db ?? (await createTestDb());
+  const config = testConfig(opts.env);
+  const service = await startService({
+    config,
+    logger: createLogger({ level: config.LOG_LEVEL }),
+    listen: opts.listen ?? false,
+    dbHandle: opts.db ? { ...testDb, close: async () => {} } : testDb,
+    seed: opts.seed ?? false,
+    jobs: false,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+  if (!opts.listen) await service.app.ready();
+  return { ...service, config, testDb, close: () => service.stop() };
+}
