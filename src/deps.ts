@@ -1,5 +1,6 @@
 // The small deps object every domain function and route receives (ARCHITECTURE.md: db, clock, config, logger).
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { Cipher } from './lib/iban-crypto.ts';
@@ -12,6 +13,8 @@ export interface Deps {
   dbKind: 'pg' | 'pglite';
   logger: Logger;
   clock: Clock;
+  /** prom-client registry of this service instance (GET /metrics); areas add their metrics to it */
+  metrics: Registry;
   /** IBAN encryption (C0.6) */
   cipher: Cipher;
   /** Area services attach here (EAN register, mailer, OCPP live registry, ...), keyed by area. */

@@ -2,6 +2,7 @@
 // The only file that wires things together. `npm start` runs it.
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
@@ -44,6 +45,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     dbKind: handle.kind,
     logger,
     clock: opts.clock ?? (() => new Date()),
+    metrics: new Registry(),
     cipher: createCipher(resolveEncryptionKey(config)),
     services: {},
   };

@@ -84,6 +84,15 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     reply.code(404).send({ error: 'not_found', detail: `No route ${req.method} ${req.url.split('?')[0]}` });
   });
 
+  // C1.6: without ADMIN_TOKEN every /admin path is 404; C2.6: on production every /sandbox path is 404.
+  app.addHook('onRequest', async (req, reply) => {
+    const p = req.url;
+    const off =
+      (!deps.config.ADMIN_TOKEN && (p === '/admin' || p.startsWith('/admin/') || p.startsWith('/admin?'))) ||
+      (deps.config.APP_ENV !== 'sandbox' && (p === '/sandbox' || p.startsWith('/sandbox/') || p.startsWith('/sandbox?')));
+    if (off) return reply.code(404).send({ error: 'not_found', detail: `No route ${req.method} ${p.split('?')[0]}` });
+  });
+
   await app.register(formbody);
   await registerOpenApi(app, deps);
   registerAuth(app, deps);

@@ -1,0 +1,13 @@
+// A scheduled job: one <name>.job.ts per job, listed in src/jobs/areas/<area>.ts. The scheduler runs it on
+// its cron (one process at a time, under a PostgreSQL advisory lock); POST /admin/jobs/:job/run runs it now.
+import type { Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
+
+export interface Job {
+  /** kebab-case name used in POST /admin/jobs/:job/run, e.g. 'energy-aggregate' */
+  name: string;
+  /** cron expression from configuration, or null for on-demand only */
+  cron: (config: Config) => string | null;
+  /** does the work; the result is returned by the admin run endpoint */
+  run: (deps: Deps) => Promise<unknown>;
+}
