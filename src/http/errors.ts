@@ -61,6 +61,11 @@ export const STATUS_BY_CODE: Record<string, number> = {
   'Insufficient scope': 403,
   partner_api_key_scope: 403,
   'Too many requests': 429,
+  // C1.6 admin API (platform)
+  partner_not_found: 404,
+  user_not_found: 404,
+  job_not_found: 404,
+  job_running: 409,
 };
 
 export function statusForCode(code: string): number {
