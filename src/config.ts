@@ -1,12 +1,18 @@
 // ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // C0.5: the environment is read once, validated with one zod schema, and frozen.
 // A bad value stops the process naming every offending key. .env.example documents every key.
+import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+// An empty value (`PORT=` in a .env file) means "not set", so the default applies instead of 0 or an error.
+const emptyAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const bool = z.preprocess(
+  (v) => (typeof v === 'string' ? emptyAsUnset(v.trim().toLowerCase()) : v),
+  z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional(),
+);
+const boolDefault = (def: boolean) => bool.transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
+const int = (def: number, min = 0) =>
+  z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).optional()).transform((v) => v ?? def);
 const optionalString = z
   .string()
   .optional()
@@ -25,6 +31,9 @@ const yearMap = z.string().transform((raw, ctx) => {
   }
   return out;
 });
+
+// A cron expression for node-cron (5 or 6 fields); checked here so a typo stops the start, not a job later.
+const cron = (def: string) => z.string().trim().refine((v) => validCron(v), 'must be a cron expression').default(def);
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a decimal number');
 
@@ -47,7 +56,7 @@ export const configSchema = z.object({
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HTTP_MAX_BODY_BYTES: int(1_048_576, 1024),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: boolDefault(false),
 
   // C1.5 rate limits per credential, per minute
   RATE_LIMIT_CPO_PER_MIN: int(600, 1),
@@ -55,6 +64,11 @@ export const configSchema = z.object({
   RATE_LIMIT_PERSONAL_PER_MIN: int(120, 1),
   RATE_LIMIT_TOKEN_PER_MIN: int(30, 1),
   RATE_LIMIT_WINDOW_SECONDS: int(60, 1),
+  // requests without a credential (public pages, the token endpoint without client_id), per client IP
+  RATE_LIMIT_PUBLIC_PER_MIN: int(300, 1),
+  RATE_LIMIT_CLEANUP_CRON: cron('*/10 * * * *'),
+  // admin CLI (npm run admin): base URL of the admin API; defaults to PUBLIC_BASE_URL
+  ADMIN_URL: optionalString.pipe(z.url().optional()),
 
   // C2: onboarding
   OPERATOR_NAME: z.string().min(1).default('ERE Gateway B.V.'),
@@ -62,7 +76,7 @@ export const configSchema = z.object({
   MANDATE_SIGNING_SECRET: optionalString,
   EAN_REGISTER_URL: optionalString.pipe(z.url().optional()),
   EAN_REGISTER_TOKEN: optionalString,
-  EAN_RECHECK_CRON: z.string().default('0 3 * * 1'),
+  EAN_RECHECK_CRON: cron('0 3 * * 1'),
 
   // C4: OCPP
   HEARTBEAT_INTERVAL_SECONDS: int(300, 1),
@@ -74,8 +88,8 @@ export const configSchema = z.object({
   TLS_KEY_FILE: optionalString,
 
   // C4.7, C5: energy and ERE
-  ENERGY_AGGREGATE_CRON: z.string().default('*/15 * * * *'),
-  ERE_REVIEW_CRON: z.string().default('0 4 * * *'),
+  ENERGY_AGGREGATE_CRON: cron('*/15 * * * *'),
+  ERE_REVIEW_CRON: cron('0 4 * * *'),
   ERE_REVIEW_DAYS: int(14, 0),
   RENEWABLE_SHARE: yearMap.default({ 2026: '0.505' }),
   ERE_INDICATIVE_PRICE_EUR: decimalString.default('0.140'),
@@ -86,7 +100,7 @@ export const configSchema = z.object({
   SMTP_FROM: z.string().default('ERE Gateway <no-reply@ere-gateway.local>'),
   PARTNER_ROLLING_DAYS: int(30, 1),
   PARTNER_ROLLING_CAP: int(5000, 0),
-  JOBS_ENABLED: bool.default(true),
+  JOBS_ENABLED: boolDefault(true),
 });
 
 export type Config = Readonly<
@@ -107,13 +121,15 @@ export class ConfigError extends Error {
 /** Parse an environment (process.env by default). Throws ConfigError naming every bad key. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(env);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({
-      key: String(i.path[0] ?? '(root)'),
-      message: i.message,
-    }));
-    throw new ConfigError(issues);
+  const issues = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => ({ key: String(i.path[0] ?? '(root)'), message: i.message }));
+  // C0.6: production never generates a key of its own, so a missing key stops the start with the rest.
+  const appEnv = parsed.success ? parsed.data.APP_ENV : env.APP_ENV;
+  if (appEnv === 'production' && !env.DATA_ENCRYPTION_KEY?.trim()) {
+    issues.push({ key: 'DATA_ENCRYPTION_KEY', message: 'required in production (32 bytes, base64)' });
   }
+  if (!parsed.success || issues.length) throw new ConfigError(issues);
   const c = parsed.data;
   const cfg: Config = {
     ...c,

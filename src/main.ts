@@ -9,18 +9,28 @@ import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import type { Deps } from './deps.ts';
 import { buildApp } from './http/app.ts';
-import type { App } from './http/types.ts';
+import type { App, RouteRegistrar } from './http/types.ts';
+import { loadBundledCatalog } from './domain/catalog/load.ts';
 import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { createLogger } from './logger.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
 import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
-import { seedSandbox } from './domain/platform/seed.ts';
+import {
+  formatDemoCredentials,
+  seedSandbox,
+  writeDemoCredentials,
+  type DemoCredentials,
+} from './domain/platform/seed.ts';
 import { appPlugins, createServices } from './services.ts';
 
 export interface Service {
   app: App;
   deps: Deps;
   url: string;
+  /** C1.7: the demo credentials when this start seeded an empty sandbox database (else null) */
+  demo: DemoCredentials | null;
+  /** where the demo credentials were written (DATA_DIR/demo-credentials.json) */
+  demoFile: string | null;
   stop(): Promise<void>;
 }
 
@@ -33,6 +43,10 @@ export interface StartOptions {
   seed?: boolean;
   jobs?: boolean;
   clock?: () => Date;
+  /** load the bundled MID catalog into an empty catalog (C1.7; both environments). Default true. */
+  catalog?: boolean;
+  /** extra route files registered after the service's own, before ready (tests declare routes this way) */
+  extraRoutes?: RouteRegistrar[];
 }
 
 export async function startService(opts: StartOptions): Promise<Service> {
@@ -51,14 +65,13 @@ export async function startService(opts: StartOptions): Promise<Service> {
     services: {},
   };
   Object.assign(deps.services, await createServices(deps));
-  const app = await buildApp(deps, { plugins: appPlugins });
+  if (opts.catalog ?? true) {
+    const loaded = await loadBundledCatalog(deps.db);
+    if (loaded) logger.info({ models: loaded }, 'loaded the bundled MID catalog');
+  }
+  const app = await buildApp(deps, { plugins: appPlugins, routes: opts.extraRoutes ?? [] });
   let ocpp: OcppServerHandle | undefined;
   let scheduler: SchedulerHandle | undefined;
-
-  if (opts.seed ?? config.APP_ENV === 'sandbox') {
-    const demo = await seedSandbox(deps);
-    if (demo) logger.info({ demo: { ...demo, secrets: '[see DATA_DIR/demo-credentials.json]' } }, 'seeded sandbox');
-  }
 
   let url = config.PUBLIC_BASE_URL;
   if (opts.listen !== false) {
@@ -70,14 +83,28 @@ export async function startService(opts: StartOptions): Promise<Service> {
     if (config.PORT === 0 && config.PUBLIC_BASE_URL.endsWith(':0')) {
       deps.config = Object.freeze({ ...config, PUBLIC_BASE_URL: url });
     }
-    if ((opts.jobs ?? true) && config.JOBS_ENABLED) scheduler = startScheduler(deps);
   }
+
+  // C1.7: after listen, so the links in the demo credentials name the real address. Secrets go to the file
+  // and to the caller (main prints them once), never to the log.
+  let demo: DemoCredentials | null = null;
+  let demoFile: string | null = null;
+  if (opts.seed ?? config.APP_ENV === 'sandbox') {
+    demo = await seedSandbox(deps);
+    if (demo) {
+      demoFile = writeDemoCredentials(deps.config.DATA_DIR, demo);
+      logger.info({ file: demoFile }, 'seeded the sandbox with demo credentials');
+    }
+  }
+  if (opts.listen !== false && (opts.jobs ?? true) && config.JOBS_ENABLED) scheduler = startScheduler(deps);
 
   let stopped = false;
   return {
     app,
     deps,
     url,
+    demo,
+    demoFile,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -111,6 +138,8 @@ async function main(): Promise<void> {
     `  OCPP:    ${ocppUrl}`,
     '',
   ];
+  // The demo secrets appear here once, at the first start, and in DATA_DIR/demo-credentials.json.
+  if (service.demo && service.demoFile) banner.push(formatDemoCredentials(service.demo, service.demoFile));
   process.stdout.write(banner.join('\n') + '\n');
 
   let shuttingDown = false;

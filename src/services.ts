@@ -3,6 +3,8 @@
 // and the fastify plugins that run before the routes (rate limits, metrics). Each area adds its own line.
 import type { Deps, Services } from './deps.ts';
 import type { App } from './http/types.ts';
+import { metricsPlugin } from './http/plugins/metrics.ts';
+import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
 
 type ServiceFactory = (deps: Deps) => Promise<Services> | Services;
 
@@ -21,5 +23,7 @@ export async function createServices(deps: Deps): Promise<Services> {
 }
 
 export const appPlugins: Array<(app: App, deps: Deps) => Promise<void> | void> = [
-  // platform: rate limits, metrics
+  // platform: request metrics (GET /metrics), rate limits per credential (C1.5)
+  metricsPlugin,
+  rateLimitPlugin,
 ];

@@ -14,11 +14,13 @@ import { registerAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
 import { allRoutes } from './routes/index.ts';
-import type { App } from './types.ts';
+import type { App, RouteRegistrar } from './types.ts';
 
 export interface BuildAppOptions {
   /** Hooks run after the core plugins and before the routes (rate limits, metrics). */
   plugins?: Array<(app: App, deps: Deps) => Promise<void> | void>;
+  /** Route files registered after the service's own (tests register routes with given declarations). */
+  routes?: RouteRegistrar[];
 }
 
 export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<App> {
@@ -97,6 +99,6 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
   await registerOpenApi(app, deps);
   registerAuth(app, deps);
   for (const plugin of opts.plugins ?? []) await plugin(app, deps);
-  for (const register of allRoutes) await register(app, deps);
+  for (const register of [...allRoutes, ...(opts.routes ?? [])]) await register(app, deps);
   return app;
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/credentials/tokens.ts';
 import { resolveBearer } from '../domain/credentials/tokens.ts';
-import type { Scope } from '../domain/credentials/scopes.ts';
+import { PREFIX, type Scope } from '../domain/credentials/scopes.ts';
 import { timingSafeEqualStr } from '../lib/secrets.ts';
 
 export type CredentialKind = 'cpo' | 'partner' | 'personal';
@@ -50,6 +50,17 @@ export function principalOf<K extends Principal['kind']>(req: FastifyRequest, ki
   return p as Extract<Principal, { kind: K }>;
 }
 
+/** For an unknown partner key whose prefix belongs to the other environment: the detail of the 401. */
+export function wrongHostDetail(bearer: string, env: 'sandbox' | 'production'): string | undefined {
+  if (env === 'production' && bearer.startsWith(PREFIX.partnerTest)) {
+    return `This is a sandbox partner API key (${PREFIX.partnerTest}…); it works only on the sandbox host, and this is the production host.`;
+  }
+  if (env === 'sandbox' && bearer.startsWith(PREFIX.partnerLive)) {
+    return `Unknown partner API key. ${PREFIX.partnerLive}… keys are production keys and work only on the production host; this is the sandbox host.`;
+  }
+  return undefined;
+}
+
 export function registerAuth(app: FastifyInstance, deps: Deps): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const auth = req.routeOptions.config?.auth;
@@ -74,7 +85,12 @@ export function registerAuth(app: FastifyInstance, deps: Deps): void {
         .code(503)
         .send({ error: 'Authentication is temporarily unavailable, try again shortly' });
     }
-    if (!principal) return reply.code(401).send({ error: INVALID_TOKEN });
+    if (!principal) {
+      // Sandbox and production never share a database, so a key of the other host is simply unknown here;
+      // its prefix still tells the caller why (spec §5: wrong host → 401 with detail).
+      const detail = wrongHostDetail(bearer, deps.config.APP_ENV);
+      return reply.code(401).send(detail ? { error: INVALID_TOKEN, detail } : { error: INVALID_TOKEN });
+    }
 
     if (principal.kind === 'partner') {
       // spec §5: a key works only on the host of its environment; the record decides, not the prefix (C1.3).

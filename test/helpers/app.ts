@@ -9,6 +9,7 @@ import { startService, type Service } from '../../src/main.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createTestDb, type TestDb } from './db.ts';
 import type { TestClock } from './clock.ts';
+import type { RouteRegistrar } from '../../src/http/types.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -30,6 +31,12 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     PORT: '0',
     HOST: '127.0.0.1',
     JOBS_ENABLED: 'false',
+    // High limits so no test trips C1.5 by accident; rate-limit tests set their own.
+    RATE_LIMIT_CPO_PER_MIN: '100000',
+    RATE_LIMIT_PARTNER_PER_MIN: '100000',
+    RATE_LIMIT_PERSONAL_PER_MIN: '100000',
+    RATE_LIMIT_TOKEN_PER_MIN: '100000',
+    RATE_LIMIT_PUBLIC_PER_MIN: '100000',
     ...env,
   });
 }
@@ -41,8 +48,16 @@ export interface TestServiceOptions {
   listen?: boolean;
   /** seed the sandbox demo data (C1.7); default false */
   seed?: boolean;
-  /** reuse a database (two app instances on one database) */
+  /** reuse a database (two app instances on one database); closing this service leaves it open */
   db?: TestDb;
+  /** extra route files, registered after the service's own and before ready */
+  extraRoutes?: RouteRegistrar[];
+  /** load the bundled MID catalog (as startService does); default true */
+  catalog?: boolean;
+  /** start the scheduler (only with listen: true and JOBS_ENABLED); default false */
+  jobs?: boolean;
+  /** the pino logger to use (e.g. one writing into a test stream); default: silent unless TEST_LOG_LEVEL */
+  logger?: import('pino').Logger;
 }
 
 export async function createTestService(opts: TestServiceOptions = {}): Promise<TestService> {
@@ -50,11 +65,13 @@ export async function createTestService(opts: TestServiceOptions = {}): Promise<
   const config = testConfig(opts.env);
   const service = await startService({
     config,
-    logger: createLogger({ level: config.LOG_LEVEL }),
+    logger: opts.logger ?? createLogger({ level: config.LOG_LEVEL }),
     listen: opts.listen ?? false,
     dbHandle: opts.db ? { ...testDb, close: async () => {} } : testDb,
     seed: opts.seed ?? false,
-    jobs: false,
+    jobs: opts.jobs ?? false,
+    ...(opts.catalog !== undefined ? { catalog: opts.catalog } : {}),
+    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
   if (!opts.listen) await service.app.ready();

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
 import { hashSecret, randomSecret } from '../../lib/secrets.ts';
-import { CPO_SCOPES, PREFIX } from './scopes.ts';
+import { CPO_SCOPES, PERSONAL_SCOPES, PREFIX } from './scopes.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
@@ -112,6 +112,28 @@ export async function resolveBearer(deps: Deps, bearer: string): Promise<Princip
 
 // ---- minting (admin API, seed, tests) ----
 
+async function requirePartner(deps: Deps, partnerId: string): Promise<void> {
+  const p = await deps.db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst();
+  if (!p) throw new DomainError('partner_not_found', `No partner ${partnerId}`);
+}
+
+async function requireUser(deps: Deps, userId: string): Promise<void> {
+  const u = await deps.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+  if (!u) throw new DomainError('user_not_found', `No user ${userId}`);
+}
+
+/** C1.6: link an account to the user who owns it (the Personal API then shows its chargers and energy). */
+export async function linkAccountOwner(deps: Deps, userId: string, accountId: string): Promise<{ ok: true }> {
+  await requireUser(deps, userId);
+  const r = await deps.db
+    .updateTable('accounts')
+    .set({ owner_user_id: userId, updated_at: deps.clock() })
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new DomainError('account_not_found', `No account ${accountId}`);
+  return { ok: true };
+}
+
 export async function createPartner(
   deps: Deps,
   input: { name: string; rolling_days?: number | undefined; rolling_cap?: number | undefined },
@@ -134,6 +156,7 @@ export async function mintPartnerApiKey(
   partnerId: string,
   opts: { legacy_prefix?: boolean | undefined } = {},
 ): Promise<{ api_key: string }> {
+  await requirePartner(deps, partnerId);
   const env = deps.config.APP_ENV;
   // C1.3: a legacy sandbox key carries the production prefix; its record says sandbox.
   const prefix = env === 'production' || opts.legacy_prefix ? PREFIX.partnerLive : PREFIX.partnerTest;
@@ -158,6 +181,7 @@ export async function createCpoClient(
   partnerId: string,
   opts: { scopes?: string[] | undefined } = {},
 ): Promise<{ client_id: string; client_secret: string; scopes: string[] }> {
+  await requirePartner(deps, partnerId);
   const scopes = opts.scopes?.length ? [...new Set(opts.scopes)] : [...CPO_SCOPES];
   const bad = scopes.filter((s) => !(CPO_SCOPES as readonly string[]).includes(s));
   if (bad.length) throw new DomainError('invalid_request', `unknown CPO scopes: ${bad.join(', ')}`);
@@ -185,6 +209,10 @@ export async function createUser(
 
 /** Mint a personal API token (shown once), revoking the user's earlier token (C1.6). */
 export async function mintPersonalToken(deps: Deps, userId: string, scopes: string[]): Promise<{ token: string }> {
+  const bad = scopes.filter((s) => !(PERSONAL_SCOPES as readonly string[]).includes(s));
+  if (bad.length) throw new DomainError('invalid_request', `unknown personal API scopes: ${bad.join(', ')}`);
+  await requireUser(deps, userId);
+  scopes = [...new Set(scopes)];
   const token = randomSecret(PREFIX.personalToken);
   await deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('personal_tokens').set({ revoked_at: deps.clock() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();

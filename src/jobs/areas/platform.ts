@@ -1,4 +1,5 @@
 // Jobs of the platform area. Owned by that area: add yours here.
 import type { Job } from '../job.ts';
+import { rateLimitCleanupJob } from '../rate-limit-cleanup.job.ts';
 
-export const platformJobs: Job[] = [];
+export const platformJobs: Job[] = [rateLimitCleanupJob];

@@ -1,0 +1,56 @@
+// PostgreSQL session advisory locks on a dedicated connection (db.connection()), held while `fn` runs on the
+// pool. PGlite is one process per data dir (TOOLCHAIN.md §3), so there an in-process mutex per database and
+// key gives the same guarantee.
+import { sql } from 'kysely';
+import type { Db } from './database.ts';
+
+/** Lock keys are (namespace, hashtext(name)); the namespace keeps ours apart from other users of the server. */
+export const LOCK_NAMESPACE = 0x45524547; // 'EREG'
+
+const held = new WeakMap<Db, Map<string, Promise<unknown>>>();
+
+function localLocks(db: Db): Map<string, Promise<unknown>> {
+  let m = held.get(db);
+  if (!m) held.set(db, (m = new Map()));
+  return m;
+}
+
+/**
+ * Runs fn under the lock `name`. With wait=false it returns { acquired: false } at once when the lock is taken;
+ * with wait=true it waits for the holder. fn's own errors propagate.
+ */
+export async function withAdvisoryLock<T>(
+  db: Db,
+  kind: 'pg' | 'pglite',
+  name: string,
+  fn: () => Promise<T>,
+  opts: { wait: boolean },
+): Promise<{ acquired: true; value: T } | { acquired: false }> {
+  if (kind === 'pglite') {
+    const locks = localLocks(db);
+    while (locks.has(name)) {
+      if (!opts.wait) return { acquired: false };
+      await locks.get(name)!.catch(() => undefined);
+    }
+    const p = fn();
+    locks.set(name, p);
+    try {
+      return { acquired: true, value: await p };
+    } finally {
+      locks.delete(name);
+    }
+  }
+  return db.connection().execute(async (conn) => {
+    if (opts.wait) {
+      await sql`select pg_advisory_lock(${LOCK_NAMESPACE}, hashtext(${name}))`.execute(conn);
+    } else {
+      const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_NAMESPACE}, hashtext(${name})) as ok`.execute(conn);
+      if (!got.rows[0]?.ok) return { acquired: false } as const;
+    }
+    try {
+      return { acquired: true, value: await fn() } as const;
+    } finally {
+      await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, hashtext(${name}))`.execute(conn);
+    }
+  });
+}

@@ -1,0 +1,106 @@
+// C1.5 rate limits per credential with @fastify/rate-limit and a PostgreSQL store (TOOLCHAIN.md §4).
+//
+// The auth hook resolves the credential in onRequest, so the limit runs in preHandler, when request.principal
+// is known. One policy per kind of caller, limits from configuration (RATE_LIMIT_*), one shared window:
+//   cpo       per CPO client (every token of one client shares the count)
+//   partner   per partner API key
+//   personal  per personal API token
+//   token     POST /oauth/token, per client_id in the body
+//   public    requests without a credential (public pages, unknown routes), per client IP
+// Not counted: the admin API (operator tooling), /healthz, /readyz, /metrics and the API docs, and requests
+// already refused by the auth layer (401/403) or by the /admin and /sandbox gates.
+//
+// Headers follow draft-ietf-httpapi-ratelimit-headers-10 (structured fields):
+//   RateLimit-Policy: "partner";q=120;w=60      quota q per window of w seconds
+//   RateLimit: "partner";r=119;t=60             r requests left, window resets in t seconds
+// Over the limit: 429 {error: "Too many requests", retry_after_seconds} and Retry-After (seconds).
+import type { FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { Deps } from '../../deps.ts';
+import { hitRateLimit, readRateLimit } from '../../domain/platform/rate-limits.ts';
+import type { App } from '../types.ts';
+
+export type RateLimitPolicy = 'cpo' | 'partner' | 'personal' | 'token' | 'public';
+
+type StoreCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+
+/** The store @fastify/rate-limit calls; counts live in the rate_limits table. */
+function pgStore(deps: Deps) {
+  return class PgRateLimitStore {
+    incr(key: string, cb: StoreCallback, timeWindow: number) {
+      hitRateLimit(deps.db, key, timeWindow).then((r) => cb(null, r), (err: Error) => cb(err));
+    }
+    read(key: string, cb: StoreCallback) {
+      readRateLimit(deps.db, key).then((r) => cb(null, r), (err: Error) => cb(err));
+    }
+    child() {
+      return this;
+    }
+  };
+}
+
+const KEY = Symbol('rateLimitKey');
+type Keyed = FastifyRequest & { [KEY]?: string };
+
+const EXEMPT_PREFIXES = ['/docs', '/openapi.json'];
+
+/** Which policy and which counter a request falls under, or null when it is not counted. */
+export function classify(req: FastifyRequest): { policy: RateLimitPolicy; id: string } | null {
+  const cfg = req.routeOptions.config;
+  if (cfg?.rateLimit === false) return null;
+  const url = req.routeOptions.url;
+  if (url && EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(p + '/'))) return null;
+  const auth = cfg?.auth;
+  if (auth && 'admin' in auth) return null;
+  const p = req.principal;
+  if (p?.kind === 'cpo') return { policy: 'cpo', id: p.clientId };
+  if (p?.kind === 'partner') return { policy: 'partner', id: p.keyId };
+  if (p?.kind === 'personal') return { policy: 'personal', id: p.tokenId };
+  if (url === '/oauth/token') {
+    const clientId = (req.body as { client_id?: unknown } | undefined)?.client_id;
+    if (typeof clientId === 'string' && clientId.length > 0 && clientId.length <= 200) {
+      return { policy: 'token', id: clientId };
+    }
+  }
+  return { policy: 'public', id: req.ip };
+}
+
+export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
+  const c = deps.config;
+  const windowMs = c.RATE_LIMIT_WINDOW_SECONDS * 1000;
+  await app.register(rateLimit, {
+    global: false, // the preHandler below applies it to every route (the plugin's own hook would run before auth)
+    hook: 'preHandler',
+    store: pgStore(deps) as never,
+    timeWindow: windowMs,
+    // Decision: if the counter table cannot be reached, serve the request rather than fail it.
+    skipOnError: true,
+    keyGenerator: (req) => (req as Keyed)[KEY] ?? req.ip,
+  });
+  const max: Record<RateLimitPolicy, number> = {
+    cpo: c.RATE_LIMIT_CPO_PER_MIN,
+    partner: c.RATE_LIMIT_PARTNER_PER_MIN,
+    personal: c.RATE_LIMIT_PERSONAL_PER_MIN,
+    token: c.RATE_LIMIT_TOKEN_PER_MIN,
+    public: c.RATE_LIMIT_PUBLIC_PER_MIN,
+  };
+  const limiters = Object.fromEntries(
+    (Object.keys(max) as RateLimitPolicy[]).map((p) => [p, app.createRateLimit({ max: max[p], timeWindow: windowMs })]),
+  ) as Record<RateLimitPolicy, ReturnType<App['createRateLimit']>>;
+
+  app.addHook('preHandler', async (req, reply) => {
+    const target = classify(req);
+    if (!target) return;
+    (req as Keyed)[KEY] = `${target.policy}:${target.id}`;
+    const r = await limiters[target.policy](req);
+    if (r.isAllowed) return;
+    const windowS = Math.round(r.timeWindow / 1000);
+    const reset = r.ttlInSeconds > 0 ? r.ttlInSeconds : windowS;
+    reply.header('RateLimit-Policy', `"${target.policy}";q=${r.max};w=${windowS}`);
+    reply.header('RateLimit', `"${target.policy}";r=${r.remaining};t=${reset}`);
+    if (r.isExceeded) {
+      reply.header('Retry-After', String(reset));
+      return reply.code(429).send({ error: 'Too many requests', retry_after_seconds: reset });
+    }
+  });
+}

@@ -1,0 +1,144 @@
+// C1.6 admin API, platform part: partners, partner keys, CPO clients, users, personal tokens, account owners,
+// and running a scheduled job now. Enabled only with ADMIN_TOKEN (app.ts 404s every /admin path otherwise).
+import { z } from 'zod';
+import { CPO_SCOPES, PERSONAL_SCOPES } from '../../domain/credentials/scopes.ts';
+import {
+  createCpoClient,
+  createPartner,
+  createUser,
+  linkAccountOwner,
+  mintPartnerApiKey,
+  mintPersonalToken,
+} from '../../domain/credentials/tokens.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { runJobExclusive } from '../../jobs/scheduler.ts';
+import { findJob } from '../../jobs/registry.ts';
+import type { RouteRegistrar } from '../types.ts';
+
+const Err = z.object({ error: z.string(), detail: z.string().optional() });
+const admin = { auth: { admin: true } } as const;
+const errors = { 400: Err, 401: Err, 404: Err };
+const tags = ['Admin'];
+
+export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
+  app.post(
+    '/admin/partners',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create a partner',
+        body: z.object({
+          name: z.string().trim().min(1).max(200),
+          rolling_days: z.number().int().min(1).max(3650).optional(),
+          rolling_cap: z.number().int().min(0).optional(),
+        }),
+        response: { 201: z.object({ partner_id: z.uuid(), name: z.string() }), ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await createPartner(deps, req.body)),
+  );
+
+  app.post(
+    '/admin/partners/:partner_id/api-keys',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Mint the partner's API key (shown once; revokes the earlier key)",
+        params: z.object({ partner_id: z.uuid() }),
+        body: z.object({ legacy_prefix: z.boolean().optional() }).optional(),
+        response: { 201: z.object({ api_key: z.string() }), ...errors },
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await mintPartnerApiKey(deps, req.params.partner_id, { legacy_prefix: req.body?.legacy_prefix })),
+  );
+
+  app.post(
+    '/admin/partners/:partner_id/cpo-clients',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create a CPO client (client credentials; the secret is shown once)',
+        params: z.object({ partner_id: z.uuid() }),
+        body: z.object({ scopes: z.array(z.enum(CPO_SCOPES)).optional() }).optional(),
+        response: {
+          201: z.object({ client_id: z.string(), client_secret: z.string(), scopes: z.array(z.string()) }),
+          ...errors,
+        },
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await createCpoClient(deps, req.params.partner_id, { scopes: req.body?.scopes })),
+  );
+
+  app.post(
+    '/admin/users',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create a user (an existing e-mail address returns that user)',
+        body: z.object({ email: z.email(), full_name: z.string().trim().min(1).max(200).optional() }),
+        response: { 201: z.object({ user_id: z.uuid() }), ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await createUser(deps, req.body)),
+  );
+
+  app.post(
+    '/admin/users/:user_id/api-tokens',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Mint the user's personal API token (shown once; revokes the earlier token)",
+        params: z.object({ user_id: z.uuid() }),
+        body: z.object({ scopes: z.array(z.enum(PERSONAL_SCOPES)).min(1) }),
+        response: { 201: z.object({ token: z.string() }), ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await mintPersonalToken(deps, req.params.user_id, req.body.scopes)),
+  );
+
+  app.post(
+    '/admin/users/:user_id/accounts',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Link an account to its owner (the user then sees it through the Personal API)',
+        params: z.object({ user_id: z.uuid() }),
+        body: z.object({ account_id: z.uuid() }),
+        response: { 200: z.object({ ok: z.literal(true) }), ...errors },
+      },
+    },
+    async (req) => linkAccountOwner(deps, req.params.user_id, req.body.account_id),
+  );
+
+  app.post(
+    '/admin/jobs/:job/run',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Run a scheduled job now (ean-recheck, energy-aggregate, rate-limit-cleanup, …)',
+        params: z.object({ job: z.string() }),
+        response: {
+          200: z.object({ ok: z.literal(true), job: z.string(), result: z.unknown() }),
+          409: Err,
+          ...errors,
+        },
+      },
+    },
+    async (req) => {
+      const job = findJob(req.params.job);
+      if (!job) throw new DomainError('job_not_found', `No job ${req.params.job}`);
+      const outcome = await runJobExclusive(deps, job);
+      if (!outcome.ran) throw new DomainError('job_running', `Job ${job.name} is running in another process; try again later.`);
+      return { ok: true as const, job: job.name, result: outcome.result ?? null };
+    },
+  );
+};
