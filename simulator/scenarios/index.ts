@@ -1,0 +1,161 @@
+// Scenarios (issue 5 item 2). Each builds its charge point from the options, plays its script and returns the
+// energy it delivered in Wh, so a run can be checked against the central system's numbers. The charge point is
+// returned still connected (except `storm`, which ends connected too) so a caller can keep using it; close it.
+import { ChargePoint, TOTAL_PRESERVING_QUIRKS, type ChargePointOptions, type Quirk, type SessionRecord } from '../charge-point.ts';
+import { monthPlan, playSession, recentPlan, singleSession, type PlannedSession } from './plan.ts';
+
+export const SCENARIOS = ['boot', 'session', 'month', 'offline', 'quirks', 'storm'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface ScenarioParams {
+  energyWh?: number;
+  powerW?: number;
+  durationS?: number;
+  meterIntervalS?: number;
+  connectorId?: number;
+  idTag?: string;
+  /** month: YYYY-MM */
+  month?: string;
+  seed?: number;
+  /** number of sessions (month, offline, quirks) */
+  sessions?: number;
+  /** session: run in real time (live readings) instead of compressed simulated time */
+  realtime?: boolean;
+  /** offline: resend the first replayed MeterValues/TransactionEvent under a new message id (default true) */
+  duplicate?: boolean;
+  /** explicit plan (offline, quirks, month): the same sessions a clean run played */
+  plan?: PlannedSession[];
+}
+
+export interface ScenarioResult {
+  scenario: ScenarioName;
+  identity: string;
+  protocol: string;
+  quirks: Quirk[];
+  /** energy delivered, Wh: the sum of the sessions' energy */
+  energyWh: number;
+  sessions: SessionRecord[];
+  /** storm: time from the drop to Accepted boot again */
+  reconnectMs?: number;
+  messages: { sent: number; acked: number; errors: number };
+  errors: string[];
+}
+
+function result(name: ScenarioName, cp: ChargePoint, sessions: SessionRecord[], extra: Partial<ScenarioResult> = {}): ScenarioResult {
+  return {
+    scenario: name,
+    identity: cp.opts.identity,
+    protocol: cp.protocol,
+    quirks: [...cp.opts.quirks],
+    energyWh: sessions.reduce((s, r) => s + r.energyWh, 0),
+    sessions,
+    messages: { sent: cp.stats.sent, acked: cp.stats.acked, errors: cp.stats.errors },
+    errors: [...cp.stats.lastErrors],
+    ...extra,
+  };
+}
+
+/** the plan a scenario plays (exported so a test can play the same sessions cleanly) */
+export function planFor(name: ScenarioName, p: ScenarioParams = {}): PlannedSession[] {
+  if (p.plan) return p.plan;
+  if (name === 'session') {
+    return [
+      singleSession({
+        ...(p.energyWh !== undefined ? { energyWh: p.energyWh } : {}),
+        ...(p.powerW !== undefined ? { powerW: p.powerW } : {}),
+        ...(p.durationS !== undefined ? { durationS: p.durationS } : {}),
+        ...(p.meterIntervalS !== undefined ? { meterIntervalS: p.meterIntervalS } : {}),
+        ...(p.connectorId !== undefined ? { connectorId: p.connectorId } : {}),
+        ...(p.idTag !== undefined ? { idTag: p.idTag } : {}),
+      }),
+    ];
+  }
+  if (name === 'month') {
+    return monthPlan({
+      ...(p.month !== undefined ? { month: p.month } : {}),
+      ...(p.seed !== undefined ? { seed: p.seed } : {}),
+      ...(p.sessions !== undefined ? { sessions: p.sessions } : {}),
+      ...(p.meterIntervalS !== undefined ? { meterIntervalS: p.meterIntervalS } : {}),
+    });
+  }
+  if (name === 'offline' || name === 'quirks') {
+    return recentPlan({
+      ...(p.sessions !== undefined ? { sessions: p.sessions } : {}),
+      ...(p.seed !== undefined ? { seed: p.seed } : {}),
+      ...(p.meterIntervalS !== undefined ? { meterIntervalS: p.meterIntervalS } : {}),
+    });
+  }
+  return [];
+}
+
+/** the quirks a `quirks` run applies when none are named: every total-preserving one the protocol allows */
+export function defaultQuirks(protocol: string): Quirk[] {
+  return TOTAL_PRESERVING_QUIRKS.filter((q) => !(q === 'no-subprotocol' && protocol !== 'ocpp1.6'));
+}
+
+export async function runScenario(
+  name: ScenarioName,
+  cpOptions: ChargePointOptions,
+  params: ScenarioParams = {},
+): Promise<{ result: ScenarioResult; cp: ChargePoint }> {
+  const options = { ...cpOptions };
+  if (name === 'quirks' && (!options.quirks || options.quirks.length === 0)) options.quirks = defaultQuirks(options.protocol);
+  const cp = new ChargePoint(options);
+  try {
+    return { result: await play(name, cp, params), cp };
+  } catch (err) {
+    await cp.close();
+    throw err;
+  }
+}
+
+async function play(name: ScenarioName, cp: ChargePoint, p: ScenarioParams): Promise<ScenarioResult> {
+  switch (name) {
+    case 'boot': {
+      await cp.start();
+      await cp.heartbeat();
+      return result(name, cp, []);
+    }
+    case 'session': {
+      await cp.start();
+      if (p.realtime) {
+        const s = planFor('session', p)[0]!;
+        const { done } = await cp.startLiveSession({ connectorId: s.connectorId, idTag: s.idTag, powerW: s.powerW, maxEnergyWh: s.energyWh });
+        return result(name, cp, [await done]);
+      }
+      const sessions = [];
+      for (const s of planFor('session', p)) sessions.push(await playSession(cp, s));
+      return result(name, cp, sessions);
+    }
+    case 'month':
+    case 'quirks': {
+      await cp.start();
+      const sessions = [];
+      for (const s of planFor(name, p)) sessions.push(await playSession(cp, s));
+      return result(name, cp, sessions);
+    }
+    case 'offline': {
+      // first session online; then the connection drops; the middle sessions happen offline and are queued;
+      // on reconnect the queue is replayed in order with the original timestamps (new message ids, one of
+      // them sent twice as a charger that missed the ack does); the last session online again
+      const plan = planFor('offline', p);
+      await cp.start();
+      const sessions = [];
+      const first = plan.length >= 3 ? 1 : 0;
+      const lastOffline = plan.length >= 3 ? plan.length - 1 : plan.length;
+      for (let i = 0; i < first; i++) sessions.push(await playSession(cp, plan[i]!));
+      await cp.goOffline();
+      for (let i = first; i < lastOffline; i++) sessions.push(await playSession(cp, plan[i]!));
+      await cp.goOnline(p.duplicate === false ? { boot: false } : { boot: false, duplicateFirst: cp.is16 ? 'MeterValues' : 'TransactionEvent' });
+      for (let i = lastOffline; i < plan.length; i++) sessions.push(await playSession(cp, plan[i]!));
+      return result(name, cp, sessions);
+    }
+    case 'storm': {
+      await cp.start();
+      await cp.goOffline();
+      const t0 = performance.now();
+      await cp.goOnline({ boot: true });
+      return result(name, cp, [], { reconnectMs: Math.round(performance.now() - t0) });
+    }
+  }
+}

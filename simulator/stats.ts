@@ -1,0 +1,90 @@
+// Counters and ack-latency samples shared by one charge point or a whole fleet. Latencies are kept in a
+// bounded reservoir (the summary) and a per-window list (the live progress line), so memory stays flat.
+
+const RESERVOIR = 200_000;
+
+export interface StatsSnapshot {
+  connected: number;
+  booted: number;
+  sent: number;
+  acked: number;
+  errors: number;
+  meter_values_acked: number;
+  queued: number;
+  ack_latency_ms: { p50: number | null; p99: number | null; max: number | null; samples: number };
+}
+
+export function percentile(sorted: ArrayLike<number>, p: number): number | null {
+  if (sorted.length === 0) return null;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx] ?? null;
+}
+
+const round = (n: number | null) => (n === null ? null : Math.round(n * 100) / 100);
+
+export class Stats {
+  connected = 0;
+  booted = 0;
+  sent = 0;
+  acked = 0;
+  errors = 0;
+  meterValuesAcked = 0;
+  queued = 0;
+  /** last error messages (bounded), for the report */
+  lastErrors: string[] = [];
+  private samples = new Float64Array(RESERVOIR);
+  private sampleCount = 0;
+  private seen = 0;
+  private window: number[] = [];
+  private windowAcked = 0;
+  private windowStart = performance.now();
+
+  recordAck(method: string, ms: number): void {
+    this.acked++;
+    this.windowAcked++;
+    if (method === 'MeterValues' || method === 'TransactionEvent') this.meterValuesAcked++;
+    this.seen++;
+    if (this.sampleCount < RESERVOIR) this.samples[this.sampleCount++] = ms;
+    else {
+      const j = Math.floor(Math.random() * this.seen);
+      if (j < RESERVOIR) this.samples[j] = ms;
+    }
+    if (this.window.length < 50_000) this.window.push(ms);
+  }
+
+  recordError(what: string): void {
+    this.errors++;
+    if (this.lastErrors.length < 20) this.lastErrors.push(what);
+  }
+
+  snapshot(): StatsSnapshot {
+    const sorted = Array.from(this.samples.subarray(0, this.sampleCount)).sort((a, b) => a - b);
+    return {
+      connected: this.connected,
+      booted: this.booted,
+      sent: this.sent,
+      acked: this.acked,
+      errors: this.errors,
+      meter_values_acked: this.meterValuesAcked,
+      queued: this.queued,
+      ack_latency_ms: {
+        p50: round(percentile(sorted, 50)),
+        p99: round(percentile(sorted, 99)),
+        max: round(sorted.length ? sorted[sorted.length - 1]! : null),
+        samples: this.seen,
+      },
+    };
+  }
+
+  /** acks per second and latency percentiles since the previous call (the live progress line) */
+  takeWindow(): { perSecond: number; p50: number | null; p99: number | null } {
+    const now = performance.now();
+    const secs = Math.max(0.001, (now - this.windowStart) / 1000);
+    const sorted = this.window.sort((a, b) => a - b);
+    const out = { perSecond: this.windowAcked / secs, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+    this.window = [];
+    this.windowAcked = 0;
+    this.windowStart = now;
+    return out;
+  }
+}
