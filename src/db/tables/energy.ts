@@ -1,4 +1,55 @@
-// Tables added by the energy migrations (migrations/00NN_*.sql owned by the energy area).
-// Add each table's interface here and list it in EnergyTables.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface EnergyTables {}
+// Tables added by the energy migrations (migrations/0040_energy_ledger.sql, owned by the energy area).
+// Columns added to the core table energy_months are typed in EnergyMonthsExtra and read through casts.
+import type { ColumnType, Generated } from 'kysely';
+import type { NullableTimestamp, Numeric } from './core.ts';
+
+/** Columns 0040 adds to energy_months (core.ts cannot be merged; queries use sql<...> for these). */
+export interface EnergyMonthsExtra {
+  ere: string | null;
+  review_started_at: Date | null;
+  rejected_at: Date | null;
+  review_note: string | null;
+}
+
+export interface EreSalesTable {
+  id: Generated<string>;
+  quarter: string;
+  ere: Numeric;
+  price_per_ere: Numeric;
+  note: string | null;
+  created_at: Generated<Date>;
+}
+
+export type AllocationStatus = 'reserved' | 'payable' | 'paid';
+
+export interface EreAllocationsTable {
+  id: Generated<string>;
+  sale_id: string;
+  account_id: string;
+  compliance_year: number;
+  ere: Numeric;
+  fee_pct: Numeric;
+  status: Generated<AllocationStatus>;
+  payout_id: string | null;
+  created_at: Generated<Date>;
+  payable_at: NullableTimestamp;
+  paid_at: NullableTimestamp;
+}
+
+export interface ErePayoutsTable {
+  id: Generated<string>;
+  account_id: string;
+  paid_to: 'customer' | 'partner';
+  partner_id: string | null;
+  ere: Numeric;
+  net_cents: ColumnType<string, string | number | bigint, string | number | bigint>;
+  reference: string | null;
+  paid_at: ColumnType<Date, Date | string, Date | string>;
+  created_at: Generated<Date>;
+}
+
+export interface EnergyTables {
+  ere_sales: EreSalesTable;
+  ere_allocations: EreAllocationsTable;
+  ere_payouts: ErePayoutsTable;
+}

@@ -1,0 +1,39 @@
+// C2.5 GET /v1/ere-positions (CPO).
+import { z } from 'zod';
+
+export const ErePositionsQuery = z.object({
+  cpo_external_ref: z.string().optional(),
+  year: z.coerce.number().int().min(2026).max(9999).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const CpoPositionSchema = z.object({
+  account_id: z.string(),
+  cpo_external_ref: z.string().nullable(),
+  compliance_year: z.number().int(),
+  ere_eligible: z.boolean(),
+  payout_handler: z.enum(['joulo_pays_customer', 'via_cpo_invoicing']),
+  settled_to: z.enum(['customer', 'partner']).describe('via_cpo_invoicing: settled to the partner, never paid to the customer'),
+  delivered_kwh: z.number(),
+  pending_kwh: z.number(),
+  registered_kwh: z.number(),
+  registered_ere: z.number(),
+  payable_net_eur: z.number(),
+  paid_net_eur: z.number(),
+  months: z.array(
+    z.object({
+      month: z.string(),
+      kwh: z.number(),
+      status: z.enum(['delivered', 'in_review', 'registered', 'rejected']),
+      ere: z.number(),
+    }),
+  ),
+});
+
+export const ErePositionsResponse = z.object({
+  positions: z.array(CpoPositionSchema),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  count: z.number().int(),
+});

@@ -1,0 +1,101 @@
+// C6.5 GET /energy: monthly aggregates newest first and lifetime totals for the user's accounts. The plain
+// figures are the ERE-countable ones: energy_months of active connections of ERE-eligible accounts (C2.8), not
+// rejected in review (OCPP months hold MID chargers only). The *_all figures count every charger: the OCPP
+// energy of all the user's chargers (MID or not, with or without an account) plus the months CPOs delivered.
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { formatDec, toDec } from '../../lib/decimal.ts';
+import { eligibleSql } from '../accounts/eligibility.ts';
+import { ereForKwhUnits } from '../ere/amounts.ts';
+import { monthlyChargerEnergy } from './aggregate.ts';
+import { whToKwhUnits } from './record-energy.ts';
+
+export interface EnergyMonthOut {
+  month: string;
+  kwh: number;
+  ere_credits: number;
+  sessions: number;
+  kwh_all: number;
+  sessions_all: number;
+}
+
+export interface EnergyOverview {
+  total_kwh: number;
+  total_ere_credits: number;
+  total_sessions: number;
+  total_kwh_all: number;
+  total_sessions_all: number;
+  months: EnergyMonthOut[];
+}
+
+interface Acc {
+  kwh: bigint;
+  ere: bigint;
+  sessions: number;
+  kwhAll: bigint;
+  sessionsAll: number;
+}
+
+export async function energyOverview(deps: Deps, userId: string): Promise<EnergyOverview> {
+  const rows = await sql<{ month: string; kwh: string; sessions: number; status: string; ere: string | null; source: string; countable: boolean }>`
+    select em.month, em.kwh, em.sessions, em.status, em.ere, em.source,
+           (c.status = 'active' and ${eligibleSql('a')}) as countable
+    from energy_months em
+    join connections c on c.id = em.connection_id
+    join accounts a on a.id = c.account_id
+    where a.owner_user_id = ${userId} and em.status <> 'rejected'`.execute(deps.db);
+
+  const chargers = await sql<{ id: string }>`select ch.id from chargers ch
+    left join accounts a on a.id = ch.account_id
+    where ch.owner_user_id = ${userId} or a.owner_user_id = ${userId}`.execute(deps.db);
+  const ocppAll = await monthlyChargerEnergy(deps, chargers.rows.map((r) => r.id));
+
+  const by = new Map<string, Acc>();
+  const get = (m: string) => by.get(m) ?? by.set(m, { kwh: 0n, ere: 0n, sessions: 0, kwhAll: 0n, sessionsAll: 0 }).get(m)!;
+  for (const r of rows.rows) {
+    const kwh = toDec(r.kwh, 2);
+    if (r.countable) {
+      const a = get(r.month);
+      a.kwh += kwh;
+      a.sessions += r.sessions;
+      // registered months carry their booked ERE; others the estimate at the factor of the month's year
+      a.ere += r.status === 'registered' && r.ere !== null ? toDec(r.ere, 2) : ereForKwhUnits(deps.config, Number(r.month.slice(0, 4)), kwh);
+    }
+    if (r.source === 'cpo') {
+      const a = get(r.month);
+      a.kwhAll += kwh;
+      a.sessionsAll += r.sessions;
+    }
+  }
+  for (const [month, t] of ocppAll) {
+    const a = get(month);
+    a.kwhAll += whToKwhUnits(t.wh);
+    a.sessionsAll += t.sessions;
+  }
+
+  const months = [...by.entries()].sort(([a], [b]) => b.localeCompare(a));
+  const tot: Acc = { kwh: 0n, ere: 0n, sessions: 0, kwhAll: 0n, sessionsAll: 0 };
+  for (const [, a] of months) {
+    tot.kwh += a.kwh;
+    tot.ere += a.ere;
+    tot.sessions += a.sessions;
+    tot.kwhAll += a.kwhAll;
+    tot.sessionsAll += a.sessionsAll;
+  }
+  const n2 = (u: bigint) => Number(formatDec(u, 2));
+  return {
+    total_kwh: n2(tot.kwh),
+    total_ere_credits: n2(tot.ere),
+    total_sessions: tot.sessions,
+    total_kwh_all: n2(tot.kwhAll),
+    total_sessions_all: tot.sessionsAll,
+    months: months.map(([month, a]) => ({
+      month,
+      kwh: n2(a.kwh),
+      ere_credits: n2(a.ere),
+      sessions: a.sessions,
+      kwh_all: n2(a.kwhAll),
+      sessions_all: a.sessionsAll,
+    })),
+  };
+}

@@ -1,0 +1,169 @@
+// Admin API, energy part (C5.3): the review of delivered months and the ERE ledger (sales, allocations,
+// payable, payouts). Enabled only with ADMIN_TOKEN.
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { allocateToSale, createSale, listSales, markPayable, recordPayout } from '../../domain/ere/ledger.ts';
+import { reviewMonth, viewOf } from '../../domain/ere/review.ts';
+import type { RouteRegistrar } from '../types.ts';
+
+const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
+const admin = { auth: { admin: true } } as const;
+const tags = ['Admin'];
+const errors = { 400: Err, 401: Err, 404: Err, 409: Err };
+const Decimal = z.union([z.number(), z.string()]);
+
+export const EnergyMonthSchema = z.object({
+  id: z.string(),
+  connection_id: z.string(),
+  month: z.string(),
+  kwh: z.number(),
+  sessions: z.number().int(),
+  source: z.enum(['cpo', 'ocpp']),
+  status: z.enum(['delivered', 'in_review', 'registered', 'rejected']),
+  ere: z.number().nullable(),
+  registered_at: z.string().nullable(),
+  review_note: z.string().nullable(),
+});
+
+const Sale = z.object({
+  sale_id: z.string(),
+  quarter: z.string(),
+  ere: z.number(),
+  price_per_ere: z.number(),
+  allocated_ere: z.number(),
+  note: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const Allocation = z.object({
+  allocation_id: z.string(),
+  sale_id: z.string(),
+  account_id: z.string(),
+  compliance_year: z.number().int(),
+  quarter: z.string(),
+  ere: z.number(),
+  price_per_ere: z.number(),
+  fee_pct: z.number(),
+  net_eur: z.number(),
+  status: z.enum(['reserved', 'payable', 'paid']),
+  payout_id: z.string().nullable(),
+});
+
+export const adminEreRoutes: RouteRegistrar = (app, deps) => {
+  app.get(
+    '/admin/energy-months',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Monthly energy records, filtered by status, connection or month',
+        querystring: z.object({
+          status: z.enum(['delivered', 'in_review', 'registered', 'rejected']).optional(),
+          connection_id: z.uuid().optional(),
+          month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).optional(),
+        }),
+        response: { 200: z.object({ energy_months: z.array(EnergyMonthSchema) }), ...errors },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const r = await sql<Parameters<typeof viewOf>[0]>`
+        select id, connection_id, month, kwh, sessions, source, status, ere, registered_at, review_note from energy_months
+        where (${q.status ?? null}::text is null or status = ${q.status ?? null})
+          and (${q.connection_id ?? null}::uuid is null or connection_id = ${q.connection_id ?? null})
+          and (${q.month ?? null}::text is null or month = ${q.month ?? null})
+        order by month, created_at limit 1000`.execute(deps.db);
+      return { energy_months: r.rows.map(viewOf) };
+    },
+  );
+
+  app.post(
+    '/admin/energy-months/:id/review',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Review step on a month: start (delivered → in_review), register (in_review → registered), reject',
+        params: z.object({ id: z.string() }),
+        body: z.object({ action: z.enum(['start', 'register', 'reject']), note: z.string().max(500).optional() }),
+        response: { 200: EnergyMonthSchema, ...errors },
+      },
+    },
+    async (req) => reviewMonth(deps, req.params.id, req.body),
+  );
+
+  app.post(
+    '/admin/ere/sales',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Record an ERE sale: quarter ('2026-Q3'), ERE and price per ERE (3 decimals)",
+        body: z.object({ quarter: z.string(), ere: Decimal, price_per_ere: Decimal, note: z.string().max(500).optional() }),
+        response: { 201: Sale, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await createSale(deps, req.body)),
+  );
+
+  app.get(
+    '/admin/ere/sales',
+    { config: admin, schema: { tags, summary: 'ERE sales with the ERE allocated to each', response: { 200: z.object({ sales: z.array(Sale) }), 401: Err } } },
+    async () => ({ sales: await listSales(deps) }),
+  );
+
+  app.post(
+    '/admin/ere/sales/:sale_id/allocations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Allocate an account's registered, unallocated ERE to a sale (reserved)",
+        params: z.object({ sale_id: z.string() }),
+        body: z.object({ account_id: z.string(), ere: Decimal }),
+        response: { 201: Allocation, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await allocateToSale(deps, req.params.sale_id, req.body)),
+  );
+
+  app.post(
+    '/admin/ere/allocations/:allocation_id/payable',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Release a reserved allocation for payout (reserved → payable)',
+        params: z.object({ allocation_id: z.string() }),
+        response: { 200: Allocation, ...errors },
+      },
+    },
+    async (req) => markPayable(deps, req.params.allocation_id),
+  );
+
+  app.post(
+    '/admin/ere/payouts',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Pay out an account's payable allocations (to the partner for via_cpo_invoicing accounts)",
+        body: z.object({ account_id: z.string(), reference: z.string().max(200).optional() }),
+        response: {
+          201: z.object({
+            payout_id: z.string(),
+            account_id: z.string(),
+            paid_to: z.enum(['customer', 'partner']),
+            partner_id: z.string().nullable(),
+            ere: z.number(),
+            net_eur: z.number(),
+            allocation_ids: z.array(z.string()),
+            paid_at: z.string(),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await recordPayout(deps, req.body)),
+  );
+};

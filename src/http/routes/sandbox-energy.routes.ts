@@ -1,0 +1,30 @@
+// C2.6 sandbox helper: POST /sandbox/connections/:connection_id/register-ere marks a delivered month registered.
+// Sandbox only (app.ts 404s /sandbox on production); a caller reaches only its own partner's connections.
+import { z } from 'zod';
+import { sandboxRegisterMonth } from '../../domain/ere/review.ts';
+import type { RouteRegistrar } from '../types.ts';
+import { EnergyMonthSchema } from './admin-ere.routes.ts';
+
+const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
+
+export const sandboxEnergyRoutes: RouteRegistrar = (app, deps) => {
+  app.post(
+    '/sandbox/connections/:connection_id/register-ere',
+    {
+      config: { auth: { accepts: ['cpo', 'partner'] } },
+      schema: {
+        tags: ['Sandbox helpers'],
+        summary: 'Mark a delivered month of the connection registered as ERE (sandbox)',
+        params: z.object({ connection_id: z.string() }),
+        body: z.object({ month: z.unknown() }).loose(),
+        response: { 200: z.object({ ok: z.literal(true), energy_month: EnergyMonthSchema }), 400: Err, 401: Err, 403: Err, 404: Err, 409: Err },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      if (!p || p.kind === 'personal') throw new Error('route expected a CPO or partner principal');
+      const m = await sandboxRegisterMonth(deps, p.partnerId, req.params.connection_id, req.body.month);
+      return { ok: true as const, energy_month: m };
+    },
+  );
+};

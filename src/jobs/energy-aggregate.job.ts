@@ -1,0 +1,10 @@
+// C4.7: the OCPP monthly aggregation every ENERGY_AGGREGATE_CRON and through POST /admin/jobs/energy-aggregate/run.
+// Safe by itself too: aggregateMonthlyEnergy runs in one transaction under pg_try_advisory_xact_lock.
+import { aggregateMonthlyEnergy } from '../domain/energy/aggregate.ts';
+import type { Job } from './job.ts';
+
+export const energyAggregateJob: Job = {
+  name: 'energy-aggregate',
+  cron: (config) => config.ENERGY_AGGREGATE_CRON,
+  run: (deps) => aggregateMonthlyEnergy(deps),
+};
