@@ -102,14 +102,14 @@ export async function runScenario(
   if (name === 'quirks' && (!options.quirks || options.quirks.length === 0)) options.quirks = defaultQuirks(options.protocol);
   const cp = new ChargePoint(options);
   try {
-    return { result: await play(name, cp, params), cp };
+    return { result: await playScenario(name, cp, params), cp };
   } catch (err) {
     await cp.close();
     throw err;
   }
 }
 
-async function play(name: ScenarioName, cp: ChargePoint, p: ScenarioParams): Promise<ScenarioResult> {
+export async function playScenario(name: ScenarioName, cp: ChargePoint, p: ScenarioParams): Promise<ScenarioResult> {
   switch (name) {
     case 'boot': {
       await cp.start();

@@ -1,0 +1,262 @@
+// `npm run simulate -- [options]`: a thin argument parser over the simulator library (docs/simulator.md).
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { PROTOCOLS, QUIRKS, type Protocol, type Quirk } from './charge-point.ts';
+import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './load.ts';
+import { apiUrlFromOcppUrl, registerChargers, type Credential } from './register.ts';
+import { SCENARIOS, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
+import { describe as describePlan } from './scenarios/plan.ts';
+
+const HELP = `Usage: npm run simulate -- --url ws://host:port/ocpp [options]
+
+Connection
+  --url URL              central system endpoint without the identity (ws:// or wss://), e.g. ws://localhost:8080/ocpp
+  --identity ID          charge point identity (default SIM-0001; appended to --url)
+  --password PW          Basic-auth password (Security Profile 1/2)
+  --csv FILE             identity,password per line (many charge points; a header line is skipped)
+  --protocol P           ocpp1.6 (default) or ocpp2.0.1
+  --vendor V --model M --serial S --firmware F   sent in BootNotification (default Alfen BV / NG910-60023)
+  --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
+  --timeout-ms MS        call timeout, default 30000
+
+Scenario
+  --scenario NAME        boot | session | month | offline | quirks | storm (single charger, default boot)
+                         load | idle (fleet workloads; default for --count > 1: load)
+  --energy WH            session: energy to deliver (default 10000 Wh)
+  --power W              session/load: charging power (default 7400 W)
+  --minutes N            session: duration (default: energy / power)
+  --meter-interval S     seconds between MeterValues (simulated; session 60, month 900, offline/quirks 600)
+  --month YYYY-MM        month: the month to simulate (default: previous month)
+  --sessions N           month/offline/quirks: number of sessions
+  --seed N               month/offline/quirks: random seed (same seed, same sessions)
+  --realtime             session: real-time readings instead of compressed simulated time
+  --quirks LIST          comma list of ${QUIRKS.join(', ')}
+                         (quirks scenario default: kwh,phases,register-reset,no-txid[,no-subprotocol on 1.6])
+  --stay                 after the scenario keep running and answer the central system (Ctrl-C to stop)
+
+Fleet
+  --count N              number of charge points (identities PREFIX0001..)
+  --prefix P             identity prefix for --count (default SIM-<random>-)
+  --register             register the identities on the ere-gateway first (Personal POST /chargers)
+  --token T              personal token with chargers:write (for --register)
+  --admin-token T        admin token: creates an owner + token, then registers (for --register)
+  --api-url URL          gateway HTTP base for --register (default derived from --url)
+  --write-csv FILE       save the registered identity,password pairs
+  --ramp N               charge points started per second (default 50)
+  --rate N               load: MeterValues per second for the whole fleet (0 = as fast as acknowledged; default 0)
+  --duration S           load/idle: workload duration in seconds (default 10)
+  --storm                after the workload drop every connection at once and measure reconnect + boot
+  --storm-jitter MS      spread the storm's reconnects over MS (default 0: all at once)
+
+Output
+  --json                 machine-readable result on stdout
+  --verbose              log connection events to stderr
+  --help
+`;
+
+function fail(msg: string): never {
+  process.stderr.write(`simulate: ${msg}\n(see --help)\n`);
+  process.exit(2);
+}
+
+function int(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) fail(`--${name} must be a non-negative integer, got ${v}`);
+  return Number(v);
+}
+
+function readCsv(file: string): Credential[] {
+  const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const rows = lines.map((l) => l.split(',').map((c) => c.trim().replace(/^"|"$/g, '')));
+  if (rows[0] && /^identity$/i.test(rows[0][0] ?? '')) rows.shift();
+  return rows.map(([identity, password]) => {
+    if (!identity) fail(`${file}: empty identity`);
+    return { identity, password: password || undefined };
+  });
+}
+
+async function main(): Promise<void> {
+  const { values: a } = parseArgs({
+    options: {
+      url: { type: 'string' },
+      identity: { type: 'string' },
+      password: { type: 'string' },
+      csv: { type: 'string' },
+      protocol: { type: 'string', default: 'ocpp1.6' },
+      vendor: { type: 'string' },
+      model: { type: 'string' },
+      serial: { type: 'string' },
+      firmware: { type: 'string' },
+      connectors: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      scenario: { type: 'string' },
+      energy: { type: 'string' },
+      power: { type: 'string' },
+      minutes: { type: 'string' },
+      'meter-interval': { type: 'string' },
+      month: { type: 'string' },
+      sessions: { type: 'string' },
+      seed: { type: 'string' },
+      realtime: { type: 'boolean', default: false },
+      quirks: { type: 'string' },
+      stay: { type: 'boolean', default: false },
+      count: { type: 'string' },
+      prefix: { type: 'string' },
+      register: { type: 'boolean', default: false },
+      token: { type: 'string' },
+      'admin-token': { type: 'string' },
+      'api-url': { type: 'string' },
+      'write-csv': { type: 'string' },
+      ramp: { type: 'string' },
+      rate: { type: 'string' },
+      duration: { type: 'string' },
+      storm: { type: 'boolean', default: false },
+      'storm-jitter': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (a.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (!a.url) fail('--url is required');
+  if (!/^wss?:\/\//.test(a.url)) fail('--url must start with ws:// or wss://');
+  const protocol = a.protocol as Protocol;
+  if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
+  const quirks = a.quirks ? (a.quirks.split(',').map((q) => q.trim()).filter(Boolean) as Quirk[]) : undefined;
+  for (const q of quirks ?? []) if (!QUIRKS.includes(q)) fail(`unknown quirk ${q} (${QUIRKS.join(', ')})`);
+
+  const log = a.verbose ? (l: string) => process.stderr.write(l + '\n') : () => {};
+  let credentials: Credential[];
+  if (a.csv) credentials = readCsv(a.csv);
+  else if (a.count !== undefined) {
+    const prefix = a.prefix ?? `SIM-${Math.random().toString(16).slice(2, 8).toUpperCase()}-`;
+    credentials = identitiesFor(prefix, int('count', a.count)!).map((identity) => ({ identity, password: a.password }));
+  } else credentials = [{ identity: a.identity ?? 'SIM-0001', password: a.password }];
+  if (credentials.length === 0) fail('no charge points');
+
+  if (a.register) {
+    const apiUrl = a['api-url'] ?? apiUrlFromOcppUrl(a.url);
+    const reg = await registerChargers({ apiUrl, identities: credentials.map((c) => c.identity), token: a.token, adminToken: a['admin-token'], log });
+    credentials = reg.credentials;
+    if (a['write-csv']) fs.writeFileSync(a['write-csv'], 'identity,password\n' + credentials.map((c) => `${c.identity},${c.password ?? ''}`).join('\n') + '\n');
+    if (!a.json) process.stderr.write(`registered ${credentials.length} charger(s) on ${apiUrl}\n`);
+  }
+
+  const scenario = a.scenario ?? (credentials.length > 1 ? 'load' : 'boot');
+  const fleetOnly = scenario === 'load' || scenario === 'idle';
+  if (!fleetOnly && !(SCENARIOS as readonly string[]).includes(scenario)) fail(`unknown scenario ${scenario}`);
+  const params: ScenarioParams = {
+    ...(a.energy !== undefined ? { energyWh: int('energy', a.energy)! } : {}),
+    ...(a.power !== undefined ? { powerW: int('power', a.power)! } : {}),
+    ...(a.minutes !== undefined ? { durationS: int('minutes', a.minutes)! * 60 } : {}),
+    ...(a['meter-interval'] !== undefined ? { meterIntervalS: Math.max(1, int('meter-interval', a['meter-interval'])!) } : {}),
+    ...(a.month !== undefined ? { month: a.month } : {}),
+    ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
+    ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
+    ...(a.realtime ? { realtime: true } : {}),
+  };
+  const common = {
+    ...(a.vendor ? { vendor: a.vendor } : {}),
+    ...(a.model ? { model: a.model } : {}),
+    ...(a.firmware ? { firmware: a.firmware } : {}),
+    ...(a.connectors ? { connectors: Math.max(1, int('connectors', a.connectors)!) } : {}),
+    ...(quirks ? { quirks } : {}),
+    callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
+  };
+
+  const abort = new AbortController();
+  process.once('SIGINT', () => abort.abort());
+  process.once('SIGTERM', () => abort.abort());
+  const send = (msg: unknown) => (process.send ? process.send(msg) : undefined);
+
+  if (credentials.length === 1 && !fleetOnly) {
+    const c = credentials[0]!;
+    const { result, cp } = await runScenario(
+      scenario as ScenarioName,
+      { url: a.url, identity: c.identity, password: c.password, protocol, log, ...(a.serial ? { serial: a.serial } : {}), ...common },
+      params,
+    );
+    if (a.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    else {
+      process.stdout.write(`${scenario} on ${c.identity} (${protocol}${result.quirks.length ? `, quirks ${result.quirks.join(',')}` : ''})\n`);
+      for (const s of result.sessions)
+        process.stdout.write(`  session ${s.transactionId ?? '?'}  ${s.startedAt} → ${s.stoppedAt}  ${s.meterStartWh} → ${s.meterStopWh} Wh  ${s.energyWh} Wh${s.offline ? '  (offline, replayed)' : ''}\n`);
+      if (result.reconnectMs !== undefined) process.stdout.write(`  reconnect + boot: ${result.reconnectMs} ms\n`);
+      process.stdout.write(`  messages ${result.messages.sent}, acknowledged ${result.messages.acked}, errors ${result.messages.errors}\n`);
+      for (const e of result.errors) process.stdout.write(`  error: ${e}\n`);
+      process.stdout.write(`energy delivered: ${result.energyWh} Wh\n`);
+    }
+    send({ type: 'result', result });
+    if (a.stay && !abort.signal.aborted) {
+      process.stderr.write(`connected as ${c.identity}; answering the central system until Ctrl-C\n`);
+      await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()));
+    }
+    await cp.close();
+    process.exitCode = result.errors.length > 0 ? 1 : 0;
+    return;
+  }
+
+  if (!fleetOnly && !a.json) {
+    const plan = planFor(scenario as ScenarioName, params);
+    if (plan.length > 0 && a.verbose) for (const p of plan) log(`  plan: ${describePlan(p)}`);
+  }
+  const tty = process.stderr.isTTY && !a.json;
+  const summary = await runFleet({
+    url: a.url,
+    protocol,
+    credentials,
+    ...common,
+    workload: scenario as FleetWorkload,
+    rampPerSecond: int('ramp', a.ramp) ?? 50,
+    ratePerSecond: int('rate', a.rate) ?? 0,
+    durationS: int('duration', a.duration) ?? 10,
+    ...(params.meterIntervalS !== undefined ? { meterIntervalS: params.meterIntervalS } : {}),
+    ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
+    storm: a.storm,
+    stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
+    scenarioParams: params,
+    signal: abort.signal,
+    log,
+    onProgress: (p) => {
+      if (tty) process.stderr.write('\r' + formatProgress(p) + '\x1b[K');
+      send({ type: 'progress', progress: p });
+    },
+    onPhase: (phase, data) => send({ type: 'phase', phase, data }),
+  });
+  if (tty) process.stderr.write('\n');
+  send({ type: 'summary', summary });
+  if (a.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  else {
+    const m = summary.messages;
+    process.stdout.write(
+      [
+        `fleet ${summary.workload}: ${summary.booted}/${summary.count} charge points booted (peak connected ${summary.connected_peak}), ramp ${summary.ramp_s} s`,
+        `  messages ${m.sent}, acknowledged ${m.acked}, errors ${m.errors}; ack latency p50 ${m.ack_latency_ms.p50} ms, p99 ${m.ack_latency_ms.p99} ms`,
+        `  MeterValues acknowledged: ${summary.meter_values_acked_in_workload} in ${summary.workload_s} s (${summary.meter_values_per_second}/s)`,
+        ...(summary.storm
+          ? [`  storm: ${summary.storm.rebooted}/${summary.storm.dropped} reconnected and booted in ${summary.storm.reconnect_boot_ms} ms (p50 ${summary.storm.p50_ms} ms, p99 ${summary.storm.p99_ms} ms)`]
+          : []),
+        ...summary.errors.map((e) => `  error: ${e}`),
+        `energy delivered: ${summary.energy_wh} Wh`,
+        '',
+      ].join('\n'),
+    );
+  }
+  process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 ? 1 : 0;
+}
+
+main().then(
+  () => {
+    // ocpp-rpc keeps no timers once every client is closed; exit promptly anyway
+    setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
+  },
+  (err) => {
+    process.stderr.write(`simulate: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

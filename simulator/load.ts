@@ -1,0 +1,300 @@
+// Fleet mode (issue 5 item 3): N charge points against one central system, ramped up at a given rate, then a
+// workload (`load`: a transaction per charger with MeterValues at a fleet-wide message rate, or any scenario
+// per charger), optionally a storm (every connection drops at once, every charger reconnects and boots), and
+// a summary: connections held, messages/s, errors, ack latency p50/p99, energy delivered.
+import { ChargePoint, sleep, type ChargePointOptions, type Protocol, type Quirk } from './charge-point.ts';
+import { defaultQuirks, playScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
+import { Stats, type StatsSnapshot } from './stats.ts';
+import type { Credential } from './register.ts';
+
+export type FleetWorkload = 'load' | 'idle' | ScenarioName;
+
+export interface FleetOptions {
+  url: string;
+  protocol: Protocol;
+  credentials: Credential[];
+  vendor?: string;
+  model?: string;
+  firmware?: string;
+  connectors?: number;
+  quirks?: Quirk[];
+  /** chargers started per second (default 50) */
+  rampPerSecond?: number;
+  workload?: FleetWorkload;
+  /** load: MeterValues per second for the whole fleet; 0 = as fast as acknowledged (one in flight per charger) */
+  ratePerSecond?: number;
+  /** load/idle: how long the workload runs (s); default 10 */
+  durationS?: number;
+  /** load: simulated seconds between readings (the energy per reading follows from the power); default 60 */
+  meterIntervalS?: number;
+  powerW?: number;
+  /** drop every connection at once after the workload and measure the reconnect + boot */
+  storm?: boolean;
+  /** spread the reconnects over up to this many ms (0 = all at once, the worst case) */
+  stormJitterMs?: number;
+  scenarioParams?: ScenarioParams;
+  callTimeoutMs?: number;
+  /** progress callback (every progressMs, default 1000) */
+  onProgress?: (line: ProgressLine) => void;
+  progressMs?: number;
+  /** phase callback: 'connected' once the ramp is done (the benchmark samples server memory then) */
+  onPhase?: (phase: 'connected' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ProgressLine {
+  elapsedS: number;
+  connected: number;
+  booted: number;
+  target: number;
+  messagesPerSecond: number;
+  errors: number;
+  p50: number | null;
+  p99: number | null;
+  phase: string;
+}
+
+export interface FleetSummary {
+  url: string;
+  protocol: string;
+  workload: string;
+  count: number;
+  connected_peak: number;
+  booted: number;
+  connect_failures: number;
+  ramp_s: number;
+  workload_s: number;
+  messages: StatsSnapshot;
+  meter_values_acked_in_workload: number;
+  meter_values_per_second: number;
+  energy_wh: number;
+  storm?: {
+    dropped: number;
+    rebooted: number;
+    failed: number;
+    reconnect_boot_ms: number;
+    p50_ms: number | null;
+    p99_ms: number | null;
+  };
+  errors: string[];
+}
+
+export function formatProgress(p: ProgressLine): string {
+  const ms = (v: number | null) => (v === null ? '-' : `${v.toFixed(1)} ms`);
+  return `[${p.elapsedS.toFixed(0).padStart(4)} s] ${p.phase.padEnd(8)} connected ${p.connected}/${p.target}  booted ${p.booted}  msg/s ${p.messagesPerSecond.toFixed(0).padStart(5)}  errors ${p.errors}  ack p50 ${ms(p.p50)}  p99 ${ms(p.p99)}`;
+}
+
+export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
+  const stats = new Stats();
+  const log = o.log ?? (() => {});
+  const workload = o.workload ?? 'load';
+  const count = o.credentials.length;
+  const quirks = o.quirks ?? (workload === 'quirks' ? defaultQuirks(o.protocol) : []);
+  const cps = o.credentials.map((c) => {
+    const opts: ChargePointOptions = {
+      url: o.url,
+      identity: c.identity,
+      password: c.password,
+      protocol: o.protocol,
+      connectors: o.connectors ?? 1,
+      quirks,
+      stats,
+      log,
+      callTimeoutMs: o.callTimeoutMs ?? 30_000,
+      // a fleet must not reconnect behind the workload's back: the storm is driven explicitly
+      autoReconnect: false,
+      ...(o.vendor ? { vendor: o.vendor } : {}),
+      ...(o.model ? { model: o.model } : {}),
+      ...(o.firmware ? { firmware: o.firmware } : {}),
+    };
+    return new ChargePoint(opts);
+  });
+
+  let phase = 'ramp';
+  const t0 = performance.now();
+  let peak = 0;
+  const progress = setInterval(() => {
+    peak = Math.max(peak, stats.connected);
+    const w = stats.takeWindow();
+    o.onProgress?.({
+      elapsedS: (performance.now() - t0) / 1000,
+      connected: stats.connected,
+      booted: stats.booted,
+      target: count,
+      messagesPerSecond: w.perSecond,
+      errors: stats.errors,
+      p50: w.p50,
+      p99: w.p99,
+      phase,
+    });
+  }, o.progressMs ?? 1000);
+  progress.unref();
+
+  const aborted = () => o.signal?.aborted ?? false;
+  try {
+    // ── ramp-up ──
+    const ramp = Math.max(1, o.rampPerSecond ?? 50);
+    const started: Array<Promise<boolean>> = [];
+    for (let i = 0; i < count && !aborted(); i++) {
+      const cp = cps[i]!;
+      started.push(
+        cp.start().then(
+          () => true,
+          (err) => {
+            stats.recordError(`${cp.opts.identity} connect/boot: ${(err as Error).message}`);
+            return false;
+          },
+        ),
+      );
+      const due = t0 + ((i + 1) * 1000) / ramp;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait, o.signal);
+    }
+    const ok = await Promise.all(started);
+    const rampS = (performance.now() - t0) / 1000;
+    peak = Math.max(peak, stats.connected);
+    const live = cps.filter((_, i) => ok[i]);
+    o.onPhase?.('connected', { connected: stats.connected, booted: stats.booted, count });
+
+    // ── workload ──
+    phase = workload;
+    const w0 = performance.now();
+    const mvBefore = stats.meterValuesAcked;
+    const durationMs = (o.durationS ?? 10) * 1000;
+    let energy = 0;
+    if (workload === 'load') {
+      energy = await loadWorkload(live, o, durationMs, stats);
+    } else if (workload === 'idle' || workload === 'boot') {
+      await sleep(durationMs, o.signal);
+    } else if (workload !== 'storm') {
+      const results = await Promise.all(
+        live.map((cp) =>
+          playScenario(workload, cp, o.scenarioParams ?? {}).catch((err) => {
+            stats.recordError(`${cp.opts.identity} ${workload}: ${(err as Error).message}`);
+            return undefined;
+          }),
+        ),
+      );
+      energy = results.reduce((s, r) => s + (r?.energyWh ?? 0), 0);
+    }
+    const workloadS = (performance.now() - w0) / 1000;
+    const mvAcked = stats.meterValuesAcked - mvBefore;
+    o.onPhase?.('workload-done', { meter_values_acked: mvAcked, seconds: workloadS });
+
+    // ── storm ──
+    let storm: FleetSummary['storm'];
+    if ((o.storm || workload === 'storm') && !aborted()) {
+      phase = 'storm';
+      const up = live.filter((cp) => cp.connected);
+      await Promise.all(up.map((cp) => cp.goOffline()));
+      const s0 = performance.now();
+      const jitter = o.stormJitterMs ?? 0;
+      const times: number[] = [];
+      const back = await Promise.all(
+        up.map(async (cp) => {
+          if (jitter > 0) await sleep(Math.random() * jitter);
+          try {
+            await cp.goOnline({ boot: true });
+            times.push(performance.now() - s0);
+            return true;
+          } catch (err) {
+            stats.recordError(`${cp.opts.identity} storm reconnect: ${(err as Error).message}`);
+            return false;
+          }
+        }),
+      );
+      times.sort((a, b) => a - b);
+      const pct = (p: number) => (times.length ? Math.round(times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)]!) : null);
+      storm = {
+        dropped: up.length,
+        rebooted: back.filter(Boolean).length,
+        failed: back.filter((b) => !b).length,
+        reconnect_boot_ms: Math.round(performance.now() - s0),
+        p50_ms: pct(50),
+        p99_ms: pct(99),
+      };
+      o.onPhase?.('storm-done', storm);
+    }
+
+    phase = 'closing';
+    const snapshot = stats.snapshot();
+    await Promise.all(cps.map((cp) => cp.close()));
+    return {
+      url: o.url,
+      protocol: o.protocol,
+      workload,
+      count,
+      connected_peak: peak,
+      booted: live.length,
+      connect_failures: count - live.length,
+      ramp_s: Math.round(rampS * 100) / 100,
+      workload_s: Math.round(workloadS * 100) / 100,
+      messages: snapshot,
+      meter_values_acked_in_workload: mvAcked,
+      meter_values_per_second: Math.round((mvAcked / Math.max(0.001, workloadS)) * 10) / 10,
+      energy_wh: energy,
+      ...(storm ? { storm } : {}),
+      errors: [...stats.lastErrors],
+    };
+  } finally {
+    clearInterval(progress);
+    await Promise.all(cps.map((cp) => cp.close().catch(() => {})));
+  }
+}
+
+/**
+ * One transaction per charger; readings with simulated timestamps (starting a month back, one meter interval
+ * apart, so they are plausible and in the past) sent at the fleet-wide rate, or closed-loop when rate is 0.
+ * Returns the energy delivered (Wh).
+ */
+async function loadWorkload(cps: ChargePoint[], o: FleetOptions, durationMs: number, stats: Stats): Promise<number> {
+  const interval = o.meterIntervalS ?? 60;
+  const powerW = o.powerW ?? 7400;
+  const stepWh = Math.max(1, Math.floor((powerW * interval) / 3600));
+  const rate = o.ratePerSecond ?? 0;
+  const end = performance.now() + durationMs;
+  const base = Date.now() - 30 * 86_400_000;
+  const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
+    let t = base + (index % 3600) * 1000;
+    const tx = await cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at: new Date(t) });
+    let wh = tx.meterStartWh;
+    // each charger's share of the fleet rate, started at a random phase so the load is smooth
+    const periodMs = rate > 0 ? (cps.length * 1000) / rate : 0;
+    let next = performance.now() + (periodMs > 0 ? Math.random() * periodMs : 0);
+    while (performance.now() < end && cp.connected && !(o.signal?.aborted ?? false)) {
+      if (periodMs > 0) {
+        const wait = next - performance.now();
+        if (wait > 0) await sleep(Math.min(wait, end - performance.now()), o.signal);
+        if (performance.now() >= end) break;
+        next += periodMs;
+      }
+      t += interval * 1000;
+      wh += stepWh;
+      try {
+        await cp.txMeter(tx, wh, new Date(t), powerW);
+      } catch {
+        /* counted */
+      }
+    }
+    if (!cp.connected) return 0;
+    t += interval * 1000;
+    await cp.endTx(tx, wh, new Date(t), 'Local');
+    return wh - tx.meterStartWh;
+  };
+  const results = await Promise.all(
+    cps.map((cp, i) =>
+      perCharger(cp, i).catch((err) => {
+        stats.recordError(`${cp.opts.identity} load: ${(err as Error).message}`);
+        return 0;
+      }),
+    ),
+  );
+  return results.reduce((a, b) => a + b, 0);
+}
+
+export function identitiesFor(prefix: string, count: number, start = 1): string[] {
+  const width = String(start + count - 1).length;
+  return Array.from({ length: count }, (_, i) => `${prefix}${String(start + i).padStart(width, '0')}`);
+}
+
