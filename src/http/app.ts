@@ -10,7 +10,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Deps } from '../deps.ts';
 import { isDomainError } from '../domain/errors.ts';
-import { registerAuth } from './auth.ts';
+import { registerAuth, type RouteAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
 import { allRoutes } from './routes/index.ts';
@@ -23,6 +23,20 @@ export interface BuildAppOptions {
   routes?: RouteRegistrar[];
 }
 
+export interface RouteInfo {
+  method: string;
+  url: string;
+  auth: RouteAuth | undefined;
+  /** hidden from the OpenAPI document (the docs UI itself, /openapi.json) */
+  hidden: boolean;
+}
+const routeTables = new WeakMap<object, RouteInfo[]>();
+
+/** Every route registered on an app built by buildApp (tests compare it with /openapi.json). */
+export function registeredRoutes(app: App): RouteInfo[] {
+  return routeTables.get(app) ?? [];
+}
+
 export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -33,6 +47,19 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     routerOptions: { ignoreTrailingSlash: false },
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
+
+  const table: RouteInfo[] = [];
+  routeTables.set(app, table);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) {
+      table.push({
+        method,
+        url: r.url,
+        auth: (r.config as { auth?: RouteAuth } | undefined)?.auth,
+        hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide),
+      });
+    }
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

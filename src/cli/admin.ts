@@ -1,0 +1,173 @@
+// npm run admin -- <command>: a CLI over the HTTP admin API (C1.6). It talks to a running service:
+// base URL from ADMIN_URL (else PUBLIC_BASE_URL, else http://localhost:$PORT), token from ADMIN_TOKEN.
+import { pathToFileURL } from 'node:url';
+
+export const HELP = `Usage: npm run admin -- <command> [arguments]
+
+Talks to the admin API of a running service (C1.6).
+Environment: ADMIN_TOKEN (required), ADMIN_URL or PUBLIC_BASE_URL (default http://localhost:8080).
+
+Commands:
+  create-partner --name <name> [--rolling-days N] [--rolling-cap N]
+                                            POST /admin/partners
+  mint-partner-key <partner_id> [--legacy-prefix]
+                                            POST /admin/partners/:partner_id/api-keys (revokes the earlier key)
+  create-cpo-client <partner_id> [--scopes a,b]
+                                            POST /admin/partners/:partner_id/cpo-clients
+  create-user --email <email> [--full-name <name>]
+                                            POST /admin/users
+  mint-user-token <user_id> --scopes chargers:read,chargers:write
+                                            POST /admin/users/:user_id/api-tokens (revokes the earlier token)
+  link-account <user_id> <account_id>       POST /admin/users/:user_id/accounts
+  run-job <job>                             POST /admin/jobs/:job/run (e.g. energy-aggregate, ean-recheck)
+  request <METHOD> <PATH> [json]            any admin request, e.g.
+                                            request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
+                                            request GET /admin/outbox
+  --help                                    this text
+
+The response body is printed as JSON; the exit code is 0 for a 2xx answer and 1 otherwise.`;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  fetch?: typeof fetch;
+}
+
+type Parsed = { positional: string[]; flags: Record<string, string | true> };
+
+function parseArgs(args: string[]): Parsed {
+  const positional: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a.startsWith('--')) {
+      const [k, v] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+      if (v !== undefined) flags[k] = v;
+      else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--')) flags[k] = args[++i]!;
+      else flags[k] = true;
+    } else positional.push(a);
+  }
+  return { positional, flags };
+}
+
+class UsageError extends Error {}
+
+function need<T>(v: T | undefined | true, what: string): T {
+  if (v === undefined || v === true || v === '') throw new UsageError(`missing ${what}`);
+  return v;
+}
+
+const list = (v: string | true | undefined) => (typeof v === 'string' ? v.split(/[\s,]+/).filter(Boolean) : undefined);
+const int = (v: string | true | undefined, what: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new UsageError(`${what} must be an integer`);
+  return n;
+};
+const seg = (s: string) => encodeURIComponent(s);
+
+/** Maps a command to the admin request it makes. */
+export function toRequest(argv: string[]): { method: string; path: string; body?: unknown } {
+  const [command, ...rest] = argv;
+  const { positional: p, flags: f } = parseArgs(rest);
+  switch (command) {
+    case 'create-partner':
+      return {
+        method: 'POST',
+        path: '/admin/partners',
+        body: { name: need(f['name'] ?? p[0], '--name'), rolling_days: int(f['rolling-days'], '--rolling-days'), rolling_cap: int(f['rolling-cap'], '--rolling-cap') },
+      };
+    case 'mint-partner-key':
+      return { method: 'POST', path: `/admin/partners/${seg(need(p[0], 'partner_id'))}/api-keys`, body: { legacy_prefix: f['legacy-prefix'] === true || f['legacy-prefix'] === 'true' } };
+    case 'create-cpo-client':
+      return { method: 'POST', path: `/admin/partners/${seg(need(p[0], 'partner_id'))}/cpo-clients`, body: { scopes: list(f['scopes']) } };
+    case 'create-user':
+      return { method: 'POST', path: '/admin/users', body: { email: need(f['email'] ?? p[0], '--email'), full_name: typeof f['full-name'] === 'string' ? f['full-name'] : undefined } };
+    case 'mint-user-token':
+      return { method: 'POST', path: `/admin/users/${seg(need(p[0], 'user_id'))}/api-tokens`, body: { scopes: need(list(f['scopes']), '--scopes') } };
+    case 'link-account':
+      return { method: 'POST', path: `/admin/users/${seg(need(p[0], 'user_id'))}/accounts`, body: { account_id: need(p[1], 'account_id') } };
+    case 'run-job':
+      return { method: 'POST', path: `/admin/jobs/${seg(need(p[0], 'job'))}/run` };
+    case 'request': {
+      const method = need(p[0], 'METHOD').toUpperCase();
+      const path = need(p[1], 'PATH');
+      if (!path.startsWith('/admin')) throw new UsageError('PATH must start with /admin');
+      let body: unknown;
+      if (p[2] !== undefined) {
+        try {
+          body = JSON.parse(p[2]);
+        } catch {
+          throw new UsageError('the body must be JSON');
+        }
+      }
+      return { method, path, ...(body !== undefined ? { body } : {}) };
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+export function adminBaseUrl(env: Record<string, string | undefined>): string {
+  const url = env.ADMIN_URL?.trim() || env.PUBLIC_BASE_URL?.trim() || `http://localhost:${env.PORT?.trim() || '8080'}`;
+  return url.replace(/\/+$/, '');
+}
+
+/** Runs one CLI invocation; returns the exit code. */
+export async function runAdminCli(argv: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    io.out(HELP);
+    return argv.length === 0 ? 1 : 0;
+  }
+  let req: ReturnType<typeof toRequest>;
+  try {
+    req = toRequest(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`admin: ${err.message}\nRun "npm run admin -- --help" for the commands.`);
+      return 2;
+    }
+    throw err;
+  }
+  const token = env.ADMIN_TOKEN?.trim();
+  if (!token) {
+    io.err('admin: ADMIN_TOKEN is not set (the admin API is disabled without it)');
+    return 2;
+  }
+  const url = adminBaseUrl(env) + req.path;
+  const doFetch = io.fetch ?? fetch;
+  let res: Response;
+  try {
+    res = await doFetch(url, {
+      method: req.method,
+      headers: { authorization: `Bearer ${token}`, ...(req.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+    });
+  } catch (err) {
+    io.err(`admin: cannot reach ${url}: ${(err as Error).message}`);
+    return 1;
+  }
+  const text = await res.text();
+  let shown = text;
+  try {
+    shown = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: print as is
+  }
+  if (res.ok) io.out(shown);
+  else io.err(`admin: ${req.method} ${req.path} → ${res.status}\n${shown}`);
+  return res.ok ? 0 : 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runAdminCli(process.argv.slice(2), process.env, {
+    out: (t) => process.stdout.write(t + '\n'),
+    err: (t) => process.stderr.write(t + '\n'),
+  }).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`admin: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}
