@@ -1,4 +1,68 @@
-// Tables added by the ocpp migrations (migrations/00NN_*.sql owned by the ocpp area).
-// Add each table's interface here and list it in OcppTables.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface OcppTables {}
+// Tables added by the ocpp migrations (migrations/0020_ocpp.sql, owned by the ocpp area).
+import type { ColumnType, Generated } from 'kysely';
+import type { NullableTimestamp, Timestamp } from './core.ts';
+
+export type RegistrationStatus = 'Accepted' | 'Pending' | 'Rejected';
+export type AuthPolicy = 'accept_all' | 'list';
+export type IdTokenStatus = 'Accepted' | 'Blocked' | 'Expired' | 'Invalid';
+type Json<T> = ColumnType<T, string, string>;
+
+export interface OcppChargersTable {
+  charger_id: string;
+  registration_status: Generated<RegistrationStatus>;
+  auth_policy: Generated<AuthPolicy>;
+  protocol: string | null;
+  serial_number: string | null;
+  firmware_version: string | null;
+  boot_reason: string | null;
+  boot_at: NullableTimestamp;
+  boot_answered_at: NullableTimestamp;
+  connected: Generated<boolean>;
+  connection_id: string | null;
+  instance_id: string | null;
+  connected_at: NullableTimestamp;
+  disconnected_at: NullableTimestamp;
+  last_seen_at: NullableTimestamp;
+  connector_status: Generated<Json<Record<string, string>>>;
+  updated_at: Generated<Date>;
+}
+
+export interface OcppIdTokensTable {
+  charger_id: string;
+  id_token: string;
+  status: IdTokenStatus;
+  expires_at: NullableTimestamp;
+}
+
+export interface OcppQuarantineTable {
+  id: Generated<string>;
+  charger_id: string;
+  protocol: string;
+  action: string;
+  message_id: string | null;
+  payload: Json<unknown>;
+  reason: string;
+  received_at: Timestamp;
+}
+
+export type CommandStatus = 'pending' | 'sent' | 'answered' | 'failed' | 'timeout';
+
+export interface OcppCommandsTable {
+  id: Generated<string>;
+  charger_id: string;
+  instance_id: string;
+  action: string;
+  payload: Json<unknown>;
+  status: Generated<CommandStatus>;
+  response: ColumnType<unknown, string | null | undefined, string | null>;
+  error: string | null;
+  created_at: Generated<Date>;
+  answered_at: NullableTimestamp;
+}
+
+export interface OcppTables {
+  ocpp_chargers: OcppChargersTable;
+  ocpp_id_tokens: OcppIdTokensTable;
+  ocpp_quarantine: OcppQuarantineTable;
+  ocpp_commands: OcppCommandsTable;
+}

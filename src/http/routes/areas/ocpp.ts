@@ -1,4 +1,7 @@
 // Route files of the ocpp area, registered in this order. Owned by that area: add yours here.
 import type { RouteRegistrar } from '../../types.ts';
+import { adminChargersRoutes } from '../admin-chargers.routes.ts';
+import { personalChargersRoutes } from '../personal-chargers.routes.ts';
+import { sessionsRoutes } from '../sessions.routes.ts';
 
-export const ocppRoutes: RouteRegistrar[] = [];
+export const ocppRoutes: RouteRegistrar[] = [personalChargersRoutes, sessionsRoutes, adminChargersRoutes];

@@ -1,0 +1,33 @@
+// Personal API session contracts (spec §2 "Session (Personal API)", §4.3 GET /sessions).
+import { z } from 'zod';
+
+export const SessionItem = z.object({
+  id: z.uuid(),
+  charger_id: z.uuid(),
+  charger_nickname: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  kwh: z.number(),
+  status: z.enum(['active', 'completed']),
+  id_tag: z.string().nullable(),
+  counts_for_ere: z.boolean(),
+  ere_credits: z.number(),
+  estimated_euro: z.number(),
+});
+
+const dateTime = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+
+export const SessionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+  charger_id: z.uuid().optional(),
+  from: dateTime.optional().describe('sessions that started on or after'),
+  to: dateTime.optional().describe('sessions that started on or before'),
+});
+
+export const SessionList = z.object({
+  sessions: z.array(SessionItem),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  estimate_basis: z.object({ price_per_ere: z.number(), effective_fee_pct: z.number() }),
+});

@@ -1,0 +1,118 @@
+// C6.6 remote commands. The request is written to ocpp_commands, addressed to the process that holds the
+// charger's socket (C4.8 live state). That process executes it — at once when it is this process, otherwise
+// its poller picks the row up — and writes the answer back; the requester waits for the row.
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { isOnline } from '../charging/live-state.ts';
+import { DomainError } from '../errors.ts';
+import { requireCharger } from './ocpp-charger.ts';
+
+export const COMMANDS_BY_PROTOCOL: Record<string, readonly string[]> = {
+  'ocpp1.6': ['Reset', 'TriggerMessage', 'ChangeConfiguration', 'GetConfiguration', 'RemoteStopTransaction'],
+  'ocpp2.0.1': ['Reset', 'TriggerMessage', 'SetVariables', 'GetVariables', 'RequestStopTransaction'],
+};
+export const ALL_COMMANDS = [
+  'Reset', 'TriggerMessage', 'ChangeConfiguration', 'SetVariables', 'GetConfiguration', 'GetVariables',
+  'RemoteStopTransaction', 'RequestStopTransaction',
+] as const;
+export type CommandAction = (typeof ALL_COMMANDS)[number];
+
+/** Implemented by the OCPP edge of each process (src/ocpp/live-registry.ts); the domain sees only this. */
+export interface CommandExecutor {
+  instanceId: string;
+  /** executes a pending ocpp_commands row addressed to this process and records the outcome */
+  execute(commandId: string): Promise<void>;
+  /** protocol-schema check of an outbound payload: null when valid, else the reason */
+  validate(protocol: string, action: string, payload: unknown): string | null;
+}
+
+export function executorOf(deps: Deps): CommandExecutor | undefined {
+  return deps.services.ocpp as CommandExecutor | undefined;
+}
+
+export interface CommandResult {
+  ok: true;
+  action: string;
+  response: unknown;
+}
+
+export async function sendCommand(deps: Deps, chargerId: string, action: string, payload: unknown): Promise<CommandResult> {
+  await requireCharger(deps, chargerId);
+  const st = await deps.db.selectFrom('ocpp_chargers').selectAll().where('charger_id', '=', chargerId).executeTakeFirst();
+  const protocol = st?.protocol ?? null;
+  if (protocol && !COMMANDS_BY_PROTOCOL[protocol]?.includes(action)) {
+    throw new DomainError('invalid_request', `action: ${action} does not exist in ${protocol}; use one of ${COMMANDS_BY_PROTOCOL[protocol]!.join(', ')}`);
+  }
+  if (!st || !protocol || !isOnline(deps, st) || !st.instance_id) {
+    throw new DomainError('charger_offline', 'The charger has no open connection.');
+  }
+  if (!st.boot_answered_at) {
+    // C4.2: no call to a charger before its BootNotification is answered
+    throw new DomainError('charger_offline', 'The charger has not completed its BootNotification yet.');
+  }
+  const exec = executorOf(deps);
+  const invalid = exec?.validate(protocol, action, payload ?? {});
+  if (invalid) throw new DomainError('invalid_request', `payload: ${invalid}`);
+
+  const row = await deps.db
+    .insertInto('ocpp_commands')
+    .values({ charger_id: chargerId, instance_id: st.instance_id, action, payload: JSON.stringify(payload ?? {}) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const timeoutMs = deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000;
+  if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
+  const done = await waitForAnswer(deps, row.id, timeoutMs + 2000);
+  if (done.status === 'answered') return { ok: true, action, response: done.response ?? {} };
+  if (done.status === 'failed') {
+    if (done.error === 'charger_offline') throw new DomainError('charger_offline', 'The charger disconnected before the call was sent.');
+    throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
+  }
+  throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${deps.config.OCPP_CALL_TIMEOUT_SECONDS} s.`);
+}
+
+async function waitForAnswer(deps: Deps, id: string, maxMs: number) {
+  const deadline = Date.now() + maxMs;
+  for (;;) {
+    const r = await deps.db.selectFrom('ocpp_commands').select(['status', 'response', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
+    if (r.status === 'answered' || r.status === 'failed' || r.status === 'timeout') return r;
+    if (Date.now() >= deadline) {
+      // nobody answered (the holding process is gone): give up and say so
+      await deps.db.updateTable('ocpp_commands').set({ status: 'timeout', answered_at: sql`now()` }).where('id', '=', id).where('status', 'in', ['pending', 'sent']).execute();
+      return { status: 'timeout' as const, response: null, error: null };
+    }
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** Claims a pending command for execution (exactly once, even with a poller running). */
+export async function claimCommand(deps: Deps, id: string) {
+  return deps.db
+    .updateTable('ocpp_commands')
+    .set({ status: 'sent' })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returning(['id', 'charger_id', 'action', 'payload'])
+    .executeTakeFirst();
+}
+
+export async function pendingCommandIds(deps: Deps, instanceId: string): Promise<string[]> {
+  const rows = await deps.db.selectFrom('ocpp_commands').select('id').where('instance_id', '=', instanceId).where('status', '=', 'pending').orderBy('created_at').execute();
+  return rows.map((r) => r.id);
+}
+
+export async function recordCommandOutcome(
+  deps: Deps,
+  id: string,
+  o: { status: 'answered'; response: unknown } | { status: 'failed' | 'timeout'; error: string },
+): Promise<void> {
+  await deps.db
+    .updateTable('ocpp_commands')
+    .set({
+      status: o.status,
+      response: o.status === 'answered' ? JSON.stringify(o.response ?? {}) : null,
+      error: o.status === 'answered' ? null : o.error,
+      answered_at: sql`now()`,
+    })
+    .where('id', '=', id)
+    .execute();
+}

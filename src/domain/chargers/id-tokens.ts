@@ -1,0 +1,78 @@
+// C4.4 id-token policy per charger: accept_all (default for home chargers) or list (tokens with a status and
+// an optional expiry). Authorize, StartTransaction and TransactionEvent answer this verdict.
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import type { IdTagVerdict } from '../charging/events.ts';
+import { DomainError } from '../errors.ts';
+import { ensureOcppCharger, requireCharger } from './ocpp-charger.ts';
+
+export async function idTagVerdict(deps: Deps, chargerId: string, idTag: string): Promise<{ verdict: IdTagVerdict; expiresAt: Date | null }> {
+  const row = await deps.db
+    .selectFrom('ocpp_chargers')
+    .leftJoin('ocpp_id_tokens', (j) =>
+      j.onRef('ocpp_id_tokens.charger_id', '=', 'ocpp_chargers.charger_id').on('ocpp_id_tokens.id_token', '=', idTag),
+    )
+    .select(['ocpp_chargers.auth_policy', 'ocpp_id_tokens.status', 'ocpp_id_tokens.expires_at'])
+    .where('ocpp_chargers.charger_id', '=', chargerId)
+    .executeTakeFirst();
+  if (!row || row.auth_policy === 'accept_all') return { verdict: 'Accepted', expiresAt: null };
+  if (!row.status) return { verdict: 'Invalid', expiresAt: null };
+  if (row.expires_at && row.expires_at.getTime() <= deps.clock().getTime()) return { verdict: 'Expired', expiresAt: row.expires_at };
+  return { verdict: row.status, expiresAt: row.expires_at };
+}
+
+export const IdTokensInput = z.object({
+  policy: z.enum(['accept_all', 'list']),
+  tokens: z
+    .array(
+      z.object({
+        id_token: z.string().min(1).max(36),
+        status: z.enum(['Accepted', 'Blocked', 'Expired', 'Invalid']),
+        expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+      }),
+    )
+    .max(1000)
+    .default([]),
+});
+export type IdTokensInput = z.input<typeof IdTokensInput>;
+
+export interface IdTokensView {
+  charger_id: string;
+  policy: 'accept_all' | 'list';
+  tokens: { id_token: string; status: IdTagVerdict; expires_at: string | null }[];
+}
+
+/** PUT /admin/chargers/:charger_id/id-tokens: replaces the policy and the whole token list. */
+export async function setIdTokens(deps: Deps, chargerId: string, input: IdTokensInput): Promise<IdTokensView> {
+  const parsed = IdTokensInput.safeParse(input);
+  if (!parsed.success) throw new DomainError('invalid_request', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  const body = parsed.data;
+  await requireCharger(deps, chargerId);
+  await deps.db.transaction().execute(async (trx) => {
+    await ensureOcppCharger(trx, chargerId);
+    await trx.updateTable('ocpp_chargers').set({ auth_policy: body.policy }).where('charger_id', '=', chargerId).execute();
+    await trx.deleteFrom('ocpp_id_tokens').where('charger_id', '=', chargerId).execute();
+    if (body.tokens.length) {
+      await trx
+        .insertInto('ocpp_id_tokens')
+        .values(
+          body.tokens.map((t) => ({
+            charger_id: chargerId,
+            id_token: t.id_token,
+            status: t.status,
+            expires_at: t.expires_at ? new Date(t.expires_at) : null,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['charger_id', 'id_token']).doNothing())
+        .execute();
+    }
+  });
+  const tokens = await deps.db.selectFrom('ocpp_id_tokens').selectAll().where('charger_id', '=', chargerId).orderBy('id_token').execute();
+  return {
+    charger_id: chargerId,
+    policy: body.policy,
+    tokens: tokens.map((t) => ({ id_token: t.id_token, status: t.status, expires_at: t.expires_at ? utc(t.expires_at) : null })),
+  };
+}
+
+export const utc = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

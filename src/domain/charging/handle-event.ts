@@ -1,0 +1,182 @@
+// The domain side of the OCPP gateway: one function per ChargerEvent kind, no OCPP version in sight.
+// Every transaction event runs in one database transaction; the OCPP edge serialises a charger's messages.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { Deps } from '../../deps.ts';
+import { resolveCatalogModel } from '../catalog/resolve.ts';
+import { idTagVerdict } from '../chargers/id-tokens.ts';
+import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
+import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
+import { recordConnectorStatus } from './live-state.ts';
+import { maxPowerW, recomputeSession, storeReadings } from './readings.ts';
+import {
+  closeOpenSessionsProvisionally,
+  endSession,
+  findByTransactionId,
+  findReplayedStart,
+  insertSession,
+  nextTransactionId,
+  registerReading,
+  sessionAt,
+  sessionForStop,
+} from './sessions.ts';
+
+export interface EventContext {
+  chargerId: string;
+}
+
+/** Thrown when a transaction message cannot be placed: the edge acknowledges it and quarantines it. */
+export class UnplaceableMessage extends Error {}
+
+export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
+  switch (ev.kind) {
+    case 'boot':
+      return boot(deps, ctx.chargerId, ev);
+    case 'heartbeat':
+      return { kind: 'heartbeat', currentTime: deps.clock() };
+    case 'status':
+      await recordConnectorStatus(deps, ctx.chargerId, ev.connectorId, ev.status);
+      return { kind: 'ack' };
+    case 'authorize': {
+      const v = await idTagVerdict(deps, ctx.chargerId, ev.idTag);
+      return { kind: 'authorize', verdict: v.verdict, expiresAt: v.expiresAt };
+    }
+    case 'transaction_started':
+      return started(deps, ctx.chargerId, ev);
+    case 'transaction_updated':
+      return updated(deps, ctx.chargerId, ev);
+    case 'transaction_ended':
+      return ended(deps, ctx.chargerId, ev);
+    case 'meter_values':
+      await meterValues(deps, ctx.chargerId, ev);
+      return { kind: 'ack' };
+    case 'notification':
+      return { kind: 'ack' };
+  }
+}
+
+async function boot(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'boot' }>): Promise<EventOutcome> {
+  // C4.3: the same resolver as GET /v1/catalog/chargers/resolve; an unknown model is accepted and non-MID.
+  const res = await resolveCatalogModel(deps.db, ev.vendor, ev.model);
+  const now = deps.clock();
+  return deps.db.transaction().execute(async (trx) => {
+    await ensureOcppCharger(trx, chargerId);
+    await trx
+      .updateTable('chargers')
+      .set({
+        ocpp_vendor: ev.vendor,
+        ocpp_model: ev.model,
+        catalog_model_id: res.resolved ? res.model.catalog_charger_id : null,
+        mid_certified: res.resolved ? res.model.mid_meter : false,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', chargerId)
+      .execute();
+    const st = await trx.selectFrom('ocpp_chargers').select('registration_status').where('charger_id', '=', chargerId).executeTakeFirstOrThrow();
+    await trx
+      .updateTable('ocpp_chargers')
+      .set({
+        serial_number: ev.serial,
+        firmware_version: ev.firmware,
+        boot_reason: ev.reason,
+        boot_at: now,
+        // C4.2: calls to the charger are allowed once its BootNotification is answered (not when Rejected)
+        boot_answered_at: st.registration_status === 'Rejected' ? null : now,
+        updated_at: sql`now()`,
+      })
+      .where('charger_id', '=', chargerId)
+      .execute();
+    // C4.6: a session left open by a charger that rebooted is closed provisionally at its last reading
+    await closeOpenSessionsProvisionally(trx, chargerId);
+    return { kind: 'boot', status: st.registration_status, intervalSeconds: deps.config.HEARTBEAT_INTERVAL_SECONDS, currentTime: now };
+  });
+}
+
+async function verdictOf(deps: Deps, chargerId: string, idTag: string | null): Promise<IdTagVerdict | null> {
+  return idTag === null ? null : (await idTagVerdict(deps, chargerId, idTag)).verdict;
+}
+
+async function started(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_started' }>): Promise<EventOutcome> {
+  // C4.4: the transaction is recorded whatever the verdict (an invalid tag still gets a transaction id)
+  const verdict = await verdictOf(deps, chargerId, ev.idTag);
+  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  return deps.db.transaction().execute(async (trx) => {
+    let session =
+      ev.chargerTransactionId === null
+        ? await findReplayedStart(trx, chargerId, ev)
+        : await findByTransactionId(trx, chargerId, ev.chargerTransactionId);
+    if (!session) {
+      await closeOpenSessionsProvisionally(trx, chargerId, { connectorId: ev.connectorId, before: ev.startedAt });
+      const transactionId = ev.chargerTransactionId ?? (await nextTransactionId(trx));
+      session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh });
+    }
+    const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
+    await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
+    await recomputeSession(trx, session.id, maxW);
+    return { kind: 'transaction_started', transactionId: session.transaction_id, verdict };
+  });
+}
+
+async function updated(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_updated' }>): Promise<EventOutcome> {
+  const verdict = await verdictOf(deps, chargerId, ev.idTag);
+  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  await deps.db.transaction().execute(async (trx) => {
+    const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
+    await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
+    await recomputeSession(trx, session.id, maxW);
+  });
+  return { kind: 'transaction', verdict };
+}
+
+/** 2.0.1: an Updated/Ended for a transaction whose Started never arrived opens the session from what it carries. */
+async function sessionOrCreate(
+  trx: Db,
+  chargerId: string,
+  transactionId: string,
+  connectorId: number,
+  idTag: string | null,
+  at: Date,
+  readings: EnergyReading[],
+) {
+  const found = await findByTransactionId(trx, chargerId, transactionId);
+  if (found) return found;
+  const first = readings.reduce<Date>((m, r) => (r.measuredAt < m ? r.measuredAt : m), at);
+  return insertSession(trx, { chargerId, connectorId, transactionId, idTag, startedAt: first, meterStartWh: null });
+}
+
+async function ended(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_ended' }>): Promise<EventOutcome> {
+  const verdict = await verdictOf(deps, chargerId, ev.idTag);
+  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  await deps.db.transaction().execute(async (trx) => {
+    let session = await sessionForStop(trx, chargerId, ev.ref, ev.connectorId, ev.endedAt);
+    if (!session && ev.ref.kind === 'charger') {
+      session = await sessionOrCreate(trx, chargerId, ev.ref.transactionId, ev.connectorId ?? 1, ev.idTag, ev.endedAt, ev.readings);
+    }
+    if (!session) {
+      const sent = ev.ref.kind === 'unknown' ? ev.ref.sent : ev.ref.transactionId;
+      throw new UnplaceableMessage(`no session matches transaction id ${sent} by id, connector and time`);
+    }
+    await endSession(trx, session.id, ev);
+    const readings = [...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
+    await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
+    await recomputeSession(trx, session.id, maxW);
+    // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
+    await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
+  });
+  return { kind: 'transaction', verdict };
+}
+
+async function meterValues(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<void> {
+  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  await deps.db.transaction().execute(async (trx) => {
+    const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
+    const touched = new Set<string>();
+    for (const r of ev.readings) {
+      // C4.6: a missing/zero/unknown transactionId is attached by connector and time; connector 0 stays station-level
+      const session = named ?? (ev.connectorId > 0 ? await sessionAt(trx, chargerId, ev.connectorId, r.measuredAt) : undefined);
+      await storeReadings(trx, chargerId, ev.connectorId, session?.id ?? null, [r]);
+      if (session) touched.add(session.id);
+    }
+    for (const id of touched) await recomputeSession(trx, id, maxW);
+  });
+}

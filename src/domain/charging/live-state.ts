@@ -1,0 +1,74 @@
+// C4.8 live state in PostgreSQL: which process holds a charger's socket, and when it last spoke.
+// online = socket open (connected) AND a message seen within 2 heartbeat intervals.
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
+
+export async function markConnected(
+  deps: Deps,
+  chargerId: string,
+  c: { protocol: string; connectionId: string; instanceId: string },
+): Promise<void> {
+  const now = deps.clock();
+  await ensureOcppCharger(deps.db, chargerId);
+  await deps.db
+    .updateTable('ocpp_chargers')
+    .set({
+      connected: true,
+      protocol: c.protocol,
+      connection_id: c.connectionId,
+      instance_id: c.instanceId,
+      connected_at: now,
+      last_seen_at: now,
+      updated_at: sql`now()`,
+    })
+    .where('charger_id', '=', chargerId)
+    .execute();
+}
+
+/**
+ * A message arrived on this connection. Returns false when a newer connection (maybe in another process)
+ * has taken the charger over: the caller then closes this older socket (C4.2).
+ */
+export async function markSeen(deps: Deps, chargerId: string, connectionId: string): Promise<boolean> {
+  const r = await deps.db
+    .updateTable('ocpp_chargers')
+    .set({ last_seen_at: deps.clock() })
+    .where('charger_id', '=', chargerId)
+    .where('connection_id', '=', connectionId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** The socket closed. Only the connection that still holds the charger clears the state (C4.2). */
+export async function markDisconnected(deps: Deps, chargerId: string, connectionId: string): Promise<void> {
+  await deps.db
+    .updateTable('ocpp_chargers')
+    .set({ connected: false, disconnected_at: deps.clock(), updated_at: sql`now()` })
+    .where('charger_id', '=', chargerId)
+    .where('connection_id', '=', connectionId)
+    .execute();
+}
+
+/** A process that stops marks every charger it held as disconnected. */
+export async function releaseInstance(deps: Deps, instanceId: string): Promise<void> {
+  await deps.db
+    .updateTable('ocpp_chargers')
+    .set({ connected: false, disconnected_at: deps.clock() })
+    .where('instance_id', '=', instanceId)
+    .where('connected', '=', true)
+    .execute();
+}
+
+export function isOnline(deps: Deps, s: { connected: boolean; last_seen_at: Date | null } | undefined): boolean {
+  if (!s || !s.connected || !s.last_seen_at) return false;
+  return deps.clock().getTime() - s.last_seen_at.getTime() <= 2 * deps.config.HEARTBEAT_INTERVAL_SECONDS * 1000;
+}
+
+export async function recordConnectorStatus(deps: Deps, chargerId: string, connectorId: number, status: string): Promise<void> {
+  await deps.db
+    .updateTable('ocpp_chargers')
+    .set({ connector_status: sql`connector_status || jsonb_build_object(${String(connectorId)}::text, ${status}::text)` })
+    .where('charger_id', '=', chargerId)
+    .execute();
+}

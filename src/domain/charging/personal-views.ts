@@ -1,0 +1,192 @@
+// Personal API views (spec §2, §4.3): the charger list items and the session list of one user. A user sees the
+// chargers they own and those of accounts they own; nothing else.
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { isAccountEreEligible } from '../accounts/eligibility.ts';
+import { utc } from '../chargers/id-tokens.ts';
+import { complianceYear, estimateBasis, estimateSession, kwhOf, type EstimateBasis } from './estimate.ts';
+import { isOnline } from './live-state.ts';
+import { ENERGY_REGISTER } from './readings.ts';
+
+export interface ChargerItem {
+  id: string;
+  nickname: string;
+  connection_type: string;
+  status: 'online' | 'offline';
+  mid_certified: boolean;
+  is_charging: boolean;
+  current_session?: { id: string; started_at: string; kwh_so_far: number; id_tag: string | null; estimated_euro: number };
+  latest_meter_wh?: number;
+  meter_updated_at?: string;
+}
+
+export interface SessionItem {
+  id: string;
+  charger_id: string;
+  charger_nickname: string;
+  started_at: string;
+  ended_at: string | null;
+  kwh: number;
+  status: 'active' | 'completed';
+  id_tag: string | null;
+  counts_for_ere: boolean;
+  ere_credits: number;
+  estimated_euro: number;
+}
+
+function visibleChargers(deps: Deps, userId: string) {
+  return deps.db
+    .selectFrom('chargers')
+    .where('chargers.status', '=', 'active')
+    .where((eb) =>
+      eb.or([
+        eb('chargers.owner_user_id', '=', userId),
+        eb('chargers.account_id', 'in', eb.selectFrom('accounts').select('accounts.id').where('accounts.owner_user_id', '=', userId)),
+      ]),
+    );
+}
+
+/** C5.2: MID charger, active connection and ERE-eligible account (eligibility as it stands now). */
+function eligibilityCache(deps: Deps) {
+  const cache = new Map<string, Promise<boolean>>();
+  return (accountId: string | null, mid: boolean): Promise<boolean> => {
+    if (!mid || !accountId) return Promise.resolve(false);
+    if (!cache.has(accountId)) cache.set(accountId, isAccountEreEligible(deps.db, accountId));
+    return cache.get(accountId)!;
+  };
+}
+
+export async function listChargerItems(deps: Deps, userId: string, onlyId?: string): Promise<ChargerItem[]> {
+  let q = visibleChargers(deps, userId)
+    .leftJoin('ocpp_chargers', 'ocpp_chargers.charger_id', 'chargers.id')
+    .select([
+      'chargers.id',
+      'chargers.nickname',
+      'chargers.ocpp_identity',
+      'chargers.connection_type',
+      'chargers.mid_certified',
+      'chargers.account_id',
+      'ocpp_chargers.connected',
+      'ocpp_chargers.last_seen_at',
+    ])
+    .select((eb) => [
+      eb
+        .selectFrom('meter_readings')
+        .select('meter_readings.wh')
+        .whereRef('meter_readings.charger_id', '=', 'chargers.id')
+        .where('meter_readings.measurand', '=', ENERGY_REGISTER)
+        .where('meter_readings.phase', '=', '')
+        .orderBy('meter_readings.measured_at', 'desc')
+        .limit(1)
+        .as('latest_wh'),
+      eb
+        .selectFrom('meter_readings')
+        .select('meter_readings.measured_at')
+        .whereRef('meter_readings.charger_id', '=', 'chargers.id')
+        .where('meter_readings.measurand', '=', ENERGY_REGISTER)
+        .where('meter_readings.phase', '=', '')
+        .orderBy('meter_readings.measured_at', 'desc')
+        .limit(1)
+        .as('latest_at'),
+    ])
+    .orderBy('chargers.created_at')
+    .orderBy('chargers.id');
+  if (onlyId) q = q.where('chargers.id', '=', onlyId);
+  const rows = await q.execute();
+  const ids = rows.map((r) => r.id);
+  const active = ids.length
+    ? await deps.db
+        .selectFrom('charging_sessions')
+        .select(['id', 'charger_id', 'started_at', 'energy_wh', 'id_tag'])
+        .where('charger_id', 'in', ids)
+        .where('status', '=', 'active')
+        .orderBy('started_at', 'desc')
+        .execute()
+    : [];
+  const eligible = eligibilityCache(deps);
+  const now = deps.clock();
+  const out: ChargerItem[] = [];
+  for (const r of rows) {
+    const s = active.find((a) => a.charger_id === r.id);
+    const item: ChargerItem = {
+      id: r.id,
+      nickname: r.nickname ?? r.ocpp_identity ?? '',
+      connection_type: r.connection_type,
+      status: isOnline(deps, { connected: !!r.connected, last_seen_at: r.last_seen_at ?? null }) ? 'online' : 'offline',
+      mid_certified: r.mid_certified,
+      is_charging: !!s,
+    };
+    if (s) {
+      const counts = await eligible(r.account_id, r.mid_certified);
+      item.current_session = {
+        id: s.id,
+        started_at: utc(s.started_at),
+        kwh_so_far: kwhOf(s.energy_wh),
+        id_tag: s.id_tag,
+        estimated_euro: estimateSession(deps.config, { wh: BigInt(s.energy_wh), year: complianceYear(now), countsForEre: counts }).estimated_euro,
+      };
+    }
+    if (r.latest_wh !== null && r.latest_wh !== undefined) item.latest_meter_wh = Number(r.latest_wh);
+    if (r.latest_at) item.meter_updated_at = utc(new Date(r.latest_at));
+    out.push(item);
+  }
+  return out;
+}
+
+export interface SessionQuery {
+  limit: number;
+  offset: number;
+  charger_id?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export async function listSessionItems(
+  deps: Deps,
+  userId: string,
+  q: SessionQuery,
+): Promise<{ sessions: SessionItem[]; limit: number; offset: number; estimate_basis: EstimateBasis }> {
+  let query = deps.db
+    .selectFrom('charging_sessions as s')
+    .innerJoin('chargers', 'chargers.id', 's.charger_id')
+    .where('s.charger_id', 'in', visibleChargers(deps, userId).select('chargers.id'))
+    .select([
+      's.id',
+      's.charger_id',
+      'chargers.nickname',
+      'chargers.ocpp_identity',
+      'chargers.mid_certified',
+      'chargers.account_id',
+      's.started_at',
+      's.ended_at',
+      's.energy_wh',
+      's.status',
+      's.id_tag',
+    ]);
+  if (q.charger_id) query = query.where('s.charger_id', '=', q.charger_id);
+  if (q.from) query = query.where('s.started_at', '>=', q.from);
+  if (q.to) query = query.where('s.started_at', '<=', q.to);
+  const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
+  const eligible = eligibilityCache(deps);
+  const now = deps.clock();
+  const sessions: SessionItem[] = [];
+  for (const r of rows) {
+    const counts = await eligible(r.account_id, r.mid_certified);
+    const wh = BigInt(r.energy_wh);
+    const est = estimateSession(deps.config, { wh, year: complianceYear(r.ended_at ?? now), countsForEre: counts });
+    sessions.push({
+      id: r.id,
+      charger_id: r.charger_id,
+      charger_nickname: r.nickname ?? r.ocpp_identity ?? '',
+      started_at: utc(r.started_at),
+      ended_at: r.ended_at ? utc(r.ended_at) : null,
+      kwh: kwhOf(wh),
+      status: r.status,
+      id_tag: r.id_tag,
+      counts_for_ere: counts,
+      ere_credits: est.ere_credits,
+      estimated_euro: est.estimated_euro,
+    });
+  }
+  return { sessions, limit: q.limit, offset: q.offset, estimate_basis: estimateBasis(deps.config) };
+}

@@ -1,0 +1,115 @@
+// C4.5 meter readings: stored once by content, attached to a session, and the session's energy recomputed
+// from its readings in time order (so late, out-of-order offline batches land where their timestamps say).
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { EnergyReading } from './events.ts';
+
+export const ENERGY_REGISTER = 'Energy.Active.Import.Register';
+
+/** Anomaly kinds the gateway writes into meter_readings.anomaly (a flagged step is held out of ERE). */
+export const ANOMALY = {
+  /** the register went down (meter reset, reboot, a register that restarts per transaction) */
+  backwards: 'register_backwards',
+  /** the step implies more power than the charger can deliver (Wh/kWh mix-up); waits for operator review */
+  implausible: 'implausible_power',
+} as const;
+
+/** 10 % above the model's maximum before a step counts as implausible: timestamps are whole seconds. */
+const POWER_TOLERANCE_PCT = 110n;
+
+type Trx = Db;
+
+/** Insert readings; a replay (same charger, time, measurand, phase, value) is stored once. */
+export async function storeReadings(
+  trx: Trx,
+  chargerId: string,
+  connectorId: number,
+  sessionId: string | null,
+  readings: EnergyReading[],
+): Promise<void> {
+  if (readings.length === 0) return;
+  await trx
+    .insertInto('meter_readings')
+    .values(
+      readings.map((r) => ({
+        charger_id: chargerId,
+        session_id: sessionId,
+        connector_id: connectorId,
+        measured_at: r.measuredAt,
+        measurand: r.measurand,
+        phase: r.phase,
+        wh: r.wh.toString(),
+        context: r.context,
+        signed_data: r.signedData,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['charger_id', 'measured_at', 'measurand', 'phase', 'wh']).doUpdateSet({
+        // a replay adds what the first copy lacked, never overwrites it
+        session_id: sql`coalesce(meter_readings.session_id, excluded.session_id)`,
+        signed_data: sql`coalesce(meter_readings.signed_data, excluded.signed_data)`,
+        context: sql`coalesce(meter_readings.context, excluded.context)`,
+      }),
+    )
+    .execute();
+}
+
+/** Maximum power of a charger in W: its catalog model's, else OCPP_MAX_POWER_W. */
+export async function maxPowerW(trx: Trx, chargerId: string, fallbackW: number): Promise<number> {
+  const row = await trx
+    .selectFrom('chargers')
+    .leftJoin('catalog_models', 'catalog_models.id', 'chargers.catalog_model_id')
+    .select('catalog_models.max_power_w')
+    .where('chargers.id', '=', chargerId)
+    .executeTakeFirst();
+  return row?.max_power_w ?? fallbackW;
+}
+
+/**
+ * Recompute a session from its register readings: energy = the sum of the forward steps that are plausible;
+ * a backward step is flagged and counts 0 (never negative energy); an implausible step is flagged and held out.
+ */
+export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
+  const rows = await trx
+    .selectFrom('meter_readings')
+    .select(['id', 'wh', 'measured_at', 'anomaly'])
+    .where('session_id', '=', sessionId)
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .orderBy('measured_at')
+    .orderBy('id')
+    .execute();
+  let energy = 0n;
+  let prev: { wh: bigint; at: number } | null = null;
+  for (const r of rows) {
+    const wh = BigInt(r.wh);
+    const at = r.measured_at.getTime();
+    let anomaly: string | null = null;
+    if (prev) {
+      const step = wh - prev.wh;
+      const ms = BigInt(Math.max(0, at - prev.at));
+      // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
+      const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
+      if (step < 0n) anomaly = ANOMALY.backwards;
+      else if (step > allowed) anomaly = ANOMALY.implausible;
+      else energy += step;
+    }
+    if ((r.anomaly ?? null) !== anomaly) {
+      await trx.updateTable('meter_readings').set({ anomaly }).where('id', '=', r.id).execute();
+    }
+    prev = { wh, at };
+  }
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  await trx
+    .updateTable('charging_sessions')
+    .set({
+      energy_wh: energy.toString(),
+      last_meter_wh: last ? last.wh : null,
+      last_reading_at: last ? last.measured_at : null,
+      meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', sessionId)
+    .execute();
+}

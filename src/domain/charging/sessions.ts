@@ -1,0 +1,160 @@
+// C4.6 sessions: gateway-assigned 1.6 ids, 2.0.1 charger ids, recovery of unknown/-1/missing ids and reboots.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { ChargingSessionsTable } from '../../db/tables/core.ts';
+import type { Selectable } from 'kysely';
+import type { EnergyReading, TransactionRef } from './events.ts';
+import { ENERGY_REGISTER } from './readings.ts';
+
+export type SessionRow = Selectable<ChargingSessionsTable>;
+
+/** The next gateway transaction id for OCPP 1.6 (unique across the whole service). */
+export async function nextTransactionId(trx: Db): Promise<string> {
+  const r = await sql<{ id: number }>`select nextval('ocpp16_transaction_id_seq')::integer as id`.execute(trx);
+  return String(r.rows[0]!.id);
+}
+
+export async function findByTransactionId(trx: Db, chargerId: string, transactionId: string): Promise<SessionRow | undefined> {
+  return trx
+    .selectFrom('charging_sessions')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .where('transaction_id', '=', transactionId)
+    .executeTakeFirst();
+}
+
+/** C4.6: a replayed 1.6 StartTransaction (same connector, id tag, start time and meterStart) is the same session. */
+export async function findReplayedStart(
+  trx: Db,
+  chargerId: string,
+  s: { connectorId: number; idTag: string | null; startedAt: Date; meterStartWh: bigint | null },
+): Promise<SessionRow | undefined> {
+  return trx
+    .selectFrom('charging_sessions')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .where('connector_id', '=', s.connectorId)
+    .where('started_at', '=', s.startedAt)
+    .where(sql<boolean>`id_tag is not distinct from ${s.idTag}`)
+    .where(sql<boolean>`meter_start_wh is not distinct from ${s.meterStartWh === null ? null : s.meterStartWh.toString()}::bigint`)
+    .executeTakeFirst();
+}
+
+/**
+ * C4.6: a session left open by a charger that rebooted (or that starts a new transaction on the same connector)
+ * is closed provisionally at its last reading; a later Stop/Ended replaces that end.
+ */
+export async function closeOpenSessionsProvisionally(
+  trx: Db,
+  chargerId: string,
+  opts: { connectorId?: number; before?: Date } = {},
+): Promise<number> {
+  let q = trx
+    .updateTable('charging_sessions')
+    .set({
+      status: 'completed',
+      end_provisional: true,
+      ended_at: sql`coalesce(last_reading_at, started_at)`,
+      meter_stop_wh: sql`last_meter_wh`,
+      updated_at: sql`now()`,
+    })
+    .where('charger_id', '=', chargerId)
+    .where('status', '=', 'active');
+  if (opts.connectorId !== undefined) q = q.where('connector_id', '=', opts.connectorId);
+  if (opts.before) q = q.where('started_at', '<', opts.before);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function insertSession(
+  trx: Db,
+  s: { chargerId: string; connectorId: number; transactionId: string; idTag: string | null; startedAt: Date; meterStartWh: bigint | null },
+): Promise<SessionRow> {
+  return trx
+    .insertInto('charging_sessions')
+    .values({
+      charger_id: s.chargerId,
+      connector_id: s.connectorId,
+      transaction_id: s.transactionId,
+      id_tag: s.idTag,
+      started_at: s.startedAt,
+      meter_start_wh: s.meterStartWh === null ? null : s.meterStartWh.toString(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The session a reading at `at` on `connectorId` belongs to: started before it and not ended before it. */
+export async function sessionAt(trx: Db, chargerId: string, connectorId: number, at: Date): Promise<SessionRow | undefined> {
+  return trx
+    .selectFrom('charging_sessions')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .where('connector_id', '=', connectorId)
+    .where('started_at', '<=', at)
+    .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>=', at)]))
+    .orderBy('started_at', 'desc')
+    .executeTakeFirst();
+}
+
+/**
+ * C4.6: the session a StopTransaction names. A known id is looked up; an unknown or -1 id is matched by
+ * connector (when known) and time: the one open session that started before the stop. Undefined = quarantine.
+ */
+export async function sessionForStop(
+  trx: Db,
+  chargerId: string,
+  ref: TransactionRef,
+  connectorId: number | null,
+  endedAt: Date,
+): Promise<SessionRow | undefined> {
+  if (ref.kind !== 'unknown') {
+    const known = await findByTransactionId(trx, chargerId, ref.transactionId);
+    // an id this charger never got from us is treated like -1: matched by connector and time
+    if (known || ref.kind === 'charger') return known;
+  }
+  let q = trx
+    .selectFrom('charging_sessions')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .where('started_at', '<=', endedAt)
+    .where((eb) => eb.or([eb('status', '=', 'active'), eb('end_provisional', '=', true)]));
+  if (connectorId !== null) q = q.where('connector_id', '=', connectorId);
+  const candidates = await q.orderBy('started_at', 'desc').limit(3).execute();
+  const open = candidates.filter((c) => c.status === 'active');
+  if (open.length === 1) return open[0];
+  if (open.length === 0 && candidates.length === 1) return candidates[0];
+  return undefined;
+}
+
+export async function endSession(
+  trx: Db,
+  sessionId: string,
+  e: { endedAt: Date; meterStopWh: bigint | null; reason: string | null; idTag: string | null },
+): Promise<void> {
+  await trx
+    .updateTable('charging_sessions')
+    .set({
+      status: 'completed',
+      end_provisional: false,
+      ended_at: e.endedAt,
+      meter_stop_wh: e.meterStopWh === null ? null : e.meterStopWh.toString(),
+      stop_reason: e.reason,
+      id_tag: sql`coalesce(id_tag, ${e.idTag})`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/** The meterStart/meterStop values of a transaction message as register readings. */
+export function registerReading(at: Date, wh: bigint | null, context: string): EnergyReading[] {
+  return wh === null
+    ? []
+    : [{ measuredAt: at, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: null }];
+}
+
+/** A fresh 1.6 transaction id outside any session (the acknowledgement of a quarantined StartTransaction). */
+export async function allocateTransactionId(db: Db): Promise<string> {
+  return nextTransactionId(db);
+}

@@ -1,0 +1,27 @@
+// The shape of one OCPP action's adapter: protocol payload → ChargerEvent, domain outcome → protocol response.
+import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
+import type { Deps } from '../deps.ts';
+import type { Reader } from './tolerant.ts';
+
+export interface ActionAdapter {
+  /** transaction messages are always acknowledged; an unusable one is quarantined (C4.1) */
+  transactional?: boolean;
+  /** a StatusNotification never gets an error (C4.4) */
+  neverError?: boolean;
+  toEvent(params: unknown, r: Reader): ChargerEvent;
+  respond(outcome: EventOutcome): Record<string, unknown>;
+  /** the acknowledgement of an unusable transaction message */
+  unusableAck?(deps: Deps): Promise<Record<string, unknown>>;
+}
+
+export const utc = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function expect<K extends EventOutcome['kind']>(o: EventOutcome, kind: K): Extract<EventOutcome, { kind: K }> {
+  if (o.kind !== kind) throw new Error(`adapter expected outcome ${kind}, got ${o.kind}`);
+  return o as Extract<EventOutcome, { kind: K }>;
+}
+
+/** Actions answered with an empty acknowledgement (C4.4 notifications). */
+export function notification(name: string): ActionAdapter {
+  return { toEvent: () => ({ kind: 'notification', name }), respond: () => ({}) };
+}

@@ -1,0 +1,204 @@
+// The sockets this process holds, one per charger; the only in-memory state of the gateway (C4.8: the rest is
+// in PostgreSQL). It answers each charger's calls in order, and executes operator commands for its chargers.
+import crypto from 'node:crypto';
+import { createRPCError } from 'ocpp-rpc';
+import type { Deps } from '../deps.ts';
+import {
+  claimCommand,
+  type CommandExecutor,
+  pendingCommandIds,
+  recordCommandOutcome,
+} from '../domain/chargers/commands.ts';
+import { handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
+import { markConnected, markDisconnected, markSeen, releaseInstance } from '../domain/charging/live-state.ts';
+import { quarantineMessage } from '../domain/charging/quarantine.ts';
+import { isDomainError } from '../domain/errors.ts';
+import type { ActionAdapter } from './adapter.ts';
+import type { OcppMetrics } from './metrics.ts';
+import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
+import { Reader, Unusable } from './tolerant.ts';
+import { v16Actions } from './v16/index.ts';
+import { v201Actions } from './v201/index.ts';
+
+export interface OcppSession {
+  chargerId: string;
+  protocol: 'ocpp1.6' | 'ocpp2.0.1';
+}
+
+interface Held {
+  client: RpcClient;
+  connectionId: string;
+  protocol: OcppSession['protocol'];
+  /** C4.4: every charger message is answered in the order received */
+  queue: Promise<unknown>;
+}
+
+export class LiveRegistry implements CommandExecutor {
+  readonly instanceId = crypto.randomUUID();
+  private readonly held = new Map<string, Held>();
+  private poller: NodeJS.Timeout | undefined;
+  private polling = false;
+  private readonly closing = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly metrics: OcppMetrics,
+  ) {}
+
+  /** A new authenticated socket. A newer connection replaces an older one (C4.2). */
+  attach(client: RpcClient, session: OcppSession): void {
+    const { chargerId, protocol } = session;
+    const connectionId = crypto.randomUUID();
+    const older = this.held.get(chargerId);
+    const held: Held = { client, connectionId, protocol, queue: Promise.resolve() };
+    this.held.set(chargerId, held);
+    held.queue = markConnected(this.deps, chargerId, { protocol, connectionId, instanceId: this.instanceId }).catch((err) =>
+      this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'),
+    );
+    if (older) void older.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true });
+    this.metrics.connected.inc({ protocol });
+
+    const wildcard = async (call: IncomingCall) => {
+      const run = held.queue.then(() => this.onCall(held, chargerId, call));
+      held.queue = run.catch(() => {});
+      return run;
+    };
+    // ocpp-rpc types handle() as a union of handler maps; a wildcard handler receives IncomingCall
+    client.handle(wildcard as unknown as Parameters<RpcClient['handle']>[0]);
+    client.on('badMessage', () => this.metrics.messages.inc({ protocol, action: 'unknown', outcome: 'bad_frame' }));
+    client.once('close', () => {
+      this.metrics.connected.dec({ protocol });
+      // its close never clears the newer connection's state: both the map and the row are keyed by connection
+      if (this.held.get(chargerId)?.connectionId === connectionId) this.held.delete(chargerId);
+      const done = held.queue.then(() => markDisconnected(this.deps, chargerId, connectionId)).catch(() => {});
+      this.closing.add(done);
+      void done.finally(() => this.closing.delete(done));
+    });
+    this.ensurePoller();
+  }
+
+  private adapters(protocol: OcppSession['protocol']): Record<string, ActionAdapter> {
+    return protocol === 'ocpp1.6' ? v16Actions : v201Actions;
+  }
+
+  private async onCall(held: Held, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
+    const { protocol } = held;
+    const { method } = call;
+    // a connection replaced in another process learns it here and steps aside
+    if (!(await markSeen(this.deps, chargerId, held.connectionId))) {
+      void held.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
+    }
+    const outcomeLabel = (o: string) => this.metrics.messages.inc({ protocol, action: method, outcome: o });
+    if (method === 'DataTransfer') {
+      outcomeLabel('ok');
+      return { status: 'UnknownVendorId' };
+    }
+    const adapter = this.adapters(protocol)[method];
+    if (!adapter) {
+      outcomeLabel('not_implemented');
+      throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${method} is not handled by this gateway`);
+    }
+    const reader = new Reader();
+    let ev;
+    try {
+      ev = adapter.toEvent(call.params, reader);
+    } catch (err) {
+      if (!(err instanceof Unusable)) throw err;
+      this.countQuirks(reader);
+      if (adapter.neverError) {
+        this.metrics.quirks.inc({ kind: 'invalid_status_notification' });
+        outcomeLabel('tolerated');
+        return adapter.respond({ kind: 'ack' });
+      }
+      if (adapter.transactional) return this.quarantine(chargerId, protocol, call, adapter, err.message);
+      outcomeLabel('error');
+      throw createRPCError(protocol === 'ocpp1.6' ? 'FormationViolation' : 'FormatViolation', err.message);
+    }
+    this.countQuirks(reader);
+    let response: Record<string, unknown>;
+    try {
+      response = adapter.respond(await handleChargerEvent(this.deps, { chargerId }, ev));
+    } catch (err) {
+      if (err instanceof UnplaceableMessage) return this.quarantine(chargerId, protocol, call, adapter, err.message);
+      outcomeLabel('error');
+      this.deps.logger.error({ err, chargerId, method }, 'ocpp: message handling failed');
+      if (adapter.transactional) return this.quarantine(chargerId, protocol, call, adapter, isDomainError(err) ? err.message : 'internal error');
+      throw createRPCError('InternalError', 'The message could not be processed');
+    }
+    const invalid = validateOutbound(protocol, `urn:${method}.conf`, response);
+    if (invalid) {
+      this.deps.logger.error({ chargerId, method, invalid }, 'ocpp: our response failed its schema');
+      outcomeLabel('error');
+      throw createRPCError('InternalError', 'The response could not be built');
+    }
+    outcomeLabel('ok');
+    return response;
+  }
+
+  private countQuirks(r: Reader): void {
+    for (const k of r.quirks) this.metrics.quirks.inc({ kind: k });
+  }
+
+  private async quarantine(chargerId: string, protocol: string, call: IncomingCall, adapter: ActionAdapter, reason: string) {
+    await quarantineMessage(this.deps, { chargerId, protocol, action: call.method, messageId: call.messageId, payload: call.params, reason });
+    this.metrics.quarantined.inc({ action: call.method });
+    this.metrics.messages.inc({ protocol, action: call.method, outcome: 'quarantined' });
+    const ack = adapter.unusableAck ? await adapter.unusableAck(this.deps) : {};
+    return ack;
+  }
+
+  // ---- CommandExecutor (C6.6) ----
+
+  validate(protocol: string, action: string, payload: unknown): string | null {
+    return validateOutbound(protocol, `urn:${action}.req`, payload);
+  }
+
+  async execute(commandId: string): Promise<void> {
+    const cmd = await claimCommand(this.deps, commandId);
+    if (!cmd) return;
+    const held = this.held.get(cmd.charger_id);
+    if (!held) return recordCommandOutcome(this.deps, cmd.id, { status: 'failed', error: 'charger_offline' });
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    const labels = { protocol: held.protocol, action: cmd.action };
+    try {
+      // ocpp-rpc's callConcurrency 1: at most one call at a time per charger (C4.2)
+      const response = await held.client.call(cmd.action, cmd.payload, { callTimeoutMs: this.deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000 });
+      this.metrics.callLatency.observe({ ...labels, outcome: 'answered' }, seconds());
+      await recordCommandOutcome(this.deps, cmd.id, { status: 'answered', response });
+    } catch (err) {
+      const e = err as { name?: string; rpcErrorCode?: string; message?: string };
+      const timeout = e.name === 'TimeoutError' || /timed out/i.test(e.message ?? '');
+      this.metrics.callLatency.observe({ ...labels, outcome: timeout ? 'timeout' : 'error' }, seconds());
+      await recordCommandOutcome(
+        this.deps,
+        cmd.id,
+        timeout ? { status: 'timeout', error: 'charger_timeout' } : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
+      );
+    }
+  }
+
+  /** Cross-process delivery: commands for our chargers written by another process are picked up here. */
+  private ensurePoller(): void {
+    if (this.poller) return;
+    this.poller = setInterval(() => {
+      if (this.polling || this.held.size === 0) return;
+      this.polling = true;
+      pendingCommandIds(this.deps, this.instanceId)
+        .then((ids) => Promise.all(ids.map((id) => this.execute(id))))
+        .catch((err) => this.deps.logger.warn({ err }, 'ocpp: command poll failed'))
+        .finally(() => {
+          this.polling = false;
+        });
+    }, 250);
+    this.poller.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
+    this.poller = undefined;
+    await Promise.all([...this.held.values()].map((h) => h.queue));
+    await Promise.all([...this.closing]);
+    await releaseInstance(this.deps, this.instanceId).catch(() => {});
+  }
+}

@@ -1,0 +1,36 @@
+// C4 metrics on the service instance's registry (tests build several instances, so never the global one).
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface OcppMetrics {
+  connected: Gauge<'protocol'>;
+  messages: Counter<'protocol' | 'action' | 'outcome'>;
+  quirks: Counter<'kind'>;
+  quarantined: Counter<'action'>;
+  callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
+}
+
+export function createOcppMetrics(registry: Registry): OcppMetrics {
+  const existing = registry.getSingleMetric('ocpp_connected_chargers');
+  if (existing) {
+    return {
+      connected: existing as Gauge<'protocol'>,
+      messages: registry.getSingleMetric('ocpp_messages_total') as Counter<'protocol' | 'action' | 'outcome'>,
+      quirks: registry.getSingleMetric('ocpp_quirks_total') as Counter<'kind'>,
+      quarantined: registry.getSingleMetric('ocpp_quarantined_messages_total') as Counter<'action'>,
+      callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
+    };
+  }
+  return {
+    connected: new Gauge({ name: 'ocpp_connected_chargers', help: 'Chargers with an open OCPP socket in this process, by protocol', labelNames: ['protocol'], registers: [registry] }),
+    messages: new Counter({ name: 'ocpp_messages_total', help: 'OCPP messages from chargers, by protocol, action and outcome', labelNames: ['protocol', 'action', 'outcome'], registers: [registry] }),
+    quirks: new Counter({ name: 'ocpp_quirks_total', help: 'Known charger deviations normalised by the gateway (C4.1), by kind', labelNames: ['kind'], registers: [registry] }),
+    quarantined: new Counter({ name: 'ocpp_quarantined_messages_total', help: 'Transaction messages acknowledged but kept in quarantine (C4.1)', labelNames: ['action'], registers: [registry] }),
+    callLatency: new Histogram({
+      name: 'ocpp_call_duration_seconds',
+      help: 'Duration of calls the gateway sends to chargers, by protocol, action and outcome',
+      labelNames: ['protocol', 'action', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,19 @@
+// OCPP 1.6 StatusNotification: per connector; never answered with an error (C4.4).
+import type { ActionAdapter } from '../adapter.ts';
+
+const STATUSES = ['Available', 'Preparing', 'Charging', 'SuspendedEVSE', 'SuspendedEV', 'Finishing', 'Reserved', 'Unavailable', 'Faulted'] as const;
+
+export const statusNotification: ActionAdapter = {
+  neverError: true,
+  toEvent(params, r) {
+    const p = r.obj(params, 'StatusNotification');
+    return {
+      kind: 'status',
+      connectorId: r.int(p.connectorId, 'connectorId', true),
+      status: r.enumOf(STATUSES, p.status, 'status'),
+      errorCode: r.str(p.errorCode, 'errorCode'),
+      at: p.timestamp === undefined ? new Date() : r.time(p.timestamp, 'timestamp'),
+    };
+  },
+  respond: () => ({}),
+};

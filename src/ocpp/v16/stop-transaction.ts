@@ -1,0 +1,29 @@
+// OCPP 1.6 StopTransaction: closes the session its id names; an unknown or -1 id is matched by time (C4.6).
+import { divRound } from '../../lib/decimal.ts';
+import type { ActionAdapter } from '../adapter.ts';
+import { readMeterValues } from '../sampled-values.ts';
+
+export const stopTransaction: ActionAdapter = {
+  transactional: true,
+  toEvent(params, r) {
+    const p = r.obj(params, 'StopTransaction');
+    const id = r.int(p.transactionId, 'transactionId');
+    const meterStop = r.decimal(p.meterStop, 'meterStop');
+    if (meterStop % 1_000_000n !== 0n) r.quirk('fractional_wh');
+    return {
+      kind: 'transaction_ended',
+      ref: id === null || id <= 0 ? { kind: 'unknown', sent: String(id) } : { kind: 'gateway', transactionId: String(id) },
+      connectorId: null,
+      idTag: r.str(p.idTag, 'idTag'),
+      endedAt: r.time(p.timestamp, 'timestamp'),
+      meterStopWh: divRound(meterStop, 1_000_000n),
+      reason: r.str(p.reason, 'reason'),
+      readings: readMeterValues(r, 'ocpp1.6', p.transactionData, 'Transaction.End'),
+    };
+  },
+  respond(o) {
+    const verdict = o.kind === 'transaction' ? o.verdict : null;
+    return verdict ? { idTagInfo: { status: verdict } } : {};
+  },
+  unusableAck: async () => ({}),
+};

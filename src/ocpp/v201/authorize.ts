@@ -1,0 +1,14 @@
+// OCPP 2.0.1 Authorize: the charger's id-token policy decides (C4.4).
+import { type ActionAdapter, expect, utc } from '../adapter.ts';
+
+export const authorize: ActionAdapter = {
+  toEvent(params, r) {
+    const p = r.obj(params, 'Authorize');
+    const t = r.obj(p.idToken, 'idToken');
+    return { kind: 'authorize', idTag: r.str(t.idToken, 'idToken.idToken', true) };
+  },
+  respond(o) {
+    const a = expect(o, 'authorize');
+    return { idTokenInfo: { status: a.verdict, ...(a.expiresAt ? { cacheExpiryDateTime: utc(a.expiresAt) } : {}) } };
+  },
+};

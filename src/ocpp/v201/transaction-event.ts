@@ -1,0 +1,53 @@
+// OCPP 2.0.1 TransactionEvent Started/Updated/Ended, keyed by the charger's transactionId (C4.6). seqNo gaps
+// and offline events are tolerated; seqNo restarts per transaction, so nothing is deduplicated on it.
+import type { ChargerEvent } from '../../domain/charging/events.ts';
+import type { ActionAdapter } from '../adapter.ts';
+import { readMeterValues } from '../sampled-values.ts';
+import { Unusable } from '../tolerant.ts';
+
+export const transactionEvent: ActionAdapter = {
+  transactional: true,
+  toEvent(params, r): ChargerEvent {
+    const p = r.obj(params, 'TransactionEvent');
+    const eventType = r.enumOf(['Started', 'Updated', 'Ended'] as const, p.eventType, 'eventType');
+    const at = r.time(p.timestamp, 'timestamp');
+    const info = r.obj(p.transactionInfo, 'transactionInfo');
+    const transactionId = r.str(info.transactionId, 'transactionInfo.transactionId', true);
+    if (!transactionId) throw new Unusable('transactionInfo.transactionId is empty');
+    const evse = p.evse === undefined ? null : r.obj(p.evse, 'evse');
+    const evseId = evse ? r.int(evse.id, 'evse.id', true) : null;
+    const idToken = p.idToken === undefined ? null : r.str(r.obj(p.idToken, 'idToken').idToken, 'idToken.idToken');
+    const readings = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
+    if (eventType === 'Started') {
+      if (evseId === null) r.quirk('missing_evse');
+      return {
+        kind: 'transaction_started',
+        chargerTransactionId: transactionId,
+        connectorId: evseId ?? 1,
+        idTag: idToken,
+        startedAt: at,
+        meterStartWh: null,
+        readings,
+        offline: p.offline === true,
+      };
+    }
+    if (eventType === 'Updated') {
+      return { kind: 'transaction_updated', chargerTransactionId: transactionId, connectorId: evseId ?? 1, idTag: idToken, at, readings };
+    }
+    return {
+      kind: 'transaction_ended',
+      ref: { kind: 'charger', transactionId },
+      connectorId: evseId,
+      idTag: idToken,
+      endedAt: at,
+      meterStopWh: null,
+      reason: r.str(info.stoppedReason, 'stoppedReason'),
+      readings,
+    };
+  },
+  respond(o) {
+    const verdict = o.kind === 'transaction' || o.kind === 'transaction_started' ? o.verdict : null;
+    return verdict ? { idTokenInfo: { status: verdict } } : {};
+  },
+  unusableAck: async () => ({}),
+};
