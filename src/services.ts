@@ -5,14 +5,18 @@ import type { Deps, Services } from './deps.ts';
 import type { App } from './http/types.ts';
 import { metricsPlugin } from './http/plugins/metrics.ts';
 import { rateLimitPlugin } from './http/plugins/rate-limit.ts';
+import { mailerService } from './domain/invites/mailer.ts';
+import { onboardingServices } from './domain/ean/services.ts';
 
 type ServiceFactory = (deps: Deps) => Promise<Services> | Services;
 
 const serviceFactories: ServiceFactory[] = [
   // platform
   // onboarding
+  onboardingServices,
   // ocpp
   // partner
+  mailerService,
   // energy
 ];
 

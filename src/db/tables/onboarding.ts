@@ -1,4 +1,50 @@
-// Tables added by the onboarding migrations (migrations/00NN_*.sql owned by the onboarding area).
-// Add each table's interface here and list it in OnboardingTables.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface OnboardingTables {}
+// Tables added by the onboarding migrations (migrations/0010_onboarding.sql, owned by the onboarding area).
+import type { Generated } from 'kysely';
+import type { NullableTimestamp, Timestamp } from './core.ts';
+
+export interface MandateLinksTable {
+  id: Generated<string>;
+  connection_id: string;
+  token_hash: string;
+  token_encrypted: string;
+  locale: Generated<'nl' | 'en'>;
+  return_url: string | null;
+  clause_version: string;
+  expires_at: Timestamp;
+  signed_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface MandatesTable {
+  id: Generated<string>;
+  connection_id: string;
+  mandate_link_id: string | null;
+  channel: 'signing_page' | 'sandbox_helper';
+  signatory_name: string;
+  signatory_email: string | null;
+  signed_at: Timestamp;
+  clause_version: string;
+  clause_sha256: string;
+  locale: string;
+  ean_code: string;
+  address: string;
+  client_ip: string | null;
+  user_agent: string | null;
+  status: Generated<'active' | 'revoked'>;
+  revoked_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface EanRegisterEntriesTable {
+  ean_code: string;
+  postal_code: string;
+  house_number: string;
+  house_number_addition: Generated<string>;
+  loaded_at: Generated<Date>;
+}
+
+export interface OnboardingTables {
+  mandate_links: MandateLinksTable;
+  mandates: MandatesTable;
+  ean_register_entries: EanRegisterEntriesTable;
+}

@@ -56,11 +56,38 @@ export async function upsertCatalogModel(db: Db, input: CatalogEntryInput): Prom
   });
 }
 
-/** Load the bundled catalog when the catalog is empty. Returns the number of models loaded. */
+/** Read and check the bundled catalog file (schemas/catalog/mid-chargers.json). */
+export function readCatalogFile(file = BUNDLED_CATALOG): z.output<typeof CatalogEntry>[] {
+  return z.array(CatalogEntry).parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+}
+
+/**
+ * Load the bundled catalog when the catalog is empty (every start, production too). Two statements in one
+ * transaction, so a start (and every test service) pays a few milliseconds. Returns the models loaded.
+ */
 export async function loadBundledCatalog(db: Db, file = BUNDLED_CATALOG): Promise<number> {
-  const existing = await db.selectFrom('catalog_models').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  if (Number(existing.n) > 0) return 0;
-  const entries = z.array(CatalogEntry).parse(JSON.parse(fs.readFileSync(file, 'utf8')));
-  for (const e of entries) await upsertCatalogModel(db, e);
-  return entries.length;
+  const entries = readCatalogFile(file);
+  if (entries.length === 0) return 0;
+  return db.transaction().execute(async (trx) => {
+    // one loader at a time (two processes starting on one empty database)
+    await sql`select pg_advisory_xact_lock(hashtext('ere-gateway:catalog-load'))`.execute(trx);
+    const existing = await trx.selectFrom('catalog_models').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    if (Number(existing.n) > 0) return 0;
+    const models = await trx
+      .insertInto('catalog_models')
+      .values(entries.map((e) => ({ brand: e.brand, model: e.model, mid_meter: e.mid_meter, max_power_w: e.max_power_w, source_note: e.source ?? null })))
+      .returning(['id', 'brand', 'model'])
+      .execute();
+    const idOf = new Map(models.map((m) => [`${m.brand.toLowerCase()}\u0000${m.model.toLowerCase()}`, m.id]));
+    const aliases = new Map<string, { catalog_model_id: string; vendor: string; model: string; match: 'exact' | 'prefix' }>();
+    for (const e of entries) {
+      const id = idOf.get(`${e.brand.toLowerCase()}\u0000${e.model.toLowerCase()}`)!;
+      for (const a of e.aliases) {
+        const row = { catalog_model_id: id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match };
+        aliases.set(`${row.vendor}\u0000${row.model}\u0000${row.match}`, row);
+      }
+    }
+    if (aliases.size) await trx.insertInto('catalog_aliases').values([...aliases.values()]).execute();
+    return models.length;
+  });
 }

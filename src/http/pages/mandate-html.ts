@@ -1,0 +1,148 @@
+// Server-rendered HTML of the signing page (C2.3): no JavaScript, Dutch by default, English with locale=en.
+import type { Locale, SigningFacts } from '../../domain/mandates/index.ts';
+
+const esc = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const T = {
+  nl: {
+    title: 'Machtiging ondertekenen',
+    intro: (op: string) => `${op} vraagt uw machtiging om de laadenergie van uw aansluiting te registreren als emissiereductie-eenheden (ERE).`,
+    holder: 'Aansluitinghouder',
+    ean: 'EAN-code',
+    address: 'Adres',
+    clause: 'Tekst van de machtiging',
+    version: 'Versie',
+    authorised: 'Gemachtigde',
+    name: 'Uw volledige naam',
+    consent: 'Ik heb de tekst gelezen en geef deze machtiging.',
+    sign: 'Machtiging ondertekenen',
+    expires: 'Deze link is geldig tot',
+    errName: 'Vul uw volledige naam in.',
+    errConsent: 'Vink aan dat u de machtiging geeft.',
+    signedTitle: 'Machtiging ondertekend',
+    signedBody: (at: string) => `De machtiging is ondertekend op ${at} (UTC). U kunt dit venster sluiten.`,
+    back: 'Terug naar de aanvrager',
+    staleTitle: 'De gegevens zijn gewijzigd',
+    staleBody: 'De gegevens van deze aansluiting zijn gewijzigd nadat u de pagina opende. Er is niets vastgelegd. Laad de pagina opnieuw en lees de tekst nog eens.',
+    reload: 'Pagina opnieuw laden',
+    notFoundTitle: 'Link niet gevonden',
+    notFoundBody: 'Deze link is onbekend of onvolledig. Controleer de link of vraag een nieuwe aan.',
+    expiredTitle: 'Link verlopen',
+    expiredBody: 'Deze link is verlopen. Vraag de aanvrager om een nieuwe link.',
+    goneTitle: 'Link niet meer geldig',
+    goneBody: 'Deze aansluiting is niet meer actief; de link kan niet meer worden gebruikt.',
+    other: 'English',
+  },
+  en: {
+    title: 'Sign the authorisation',
+    intro: (op: string) => `${op} asks for your authorisation (machtiging) to register the charging energy of your connection as emission-reduction units (ERE).`,
+    holder: 'Connection holder',
+    ean: 'EAN code',
+    address: 'Address',
+    clause: 'Text of the authorisation',
+    version: 'Version',
+    authorised: 'Authorised party',
+    name: 'Your full name',
+    consent: 'I have read the text and I give this authorisation.',
+    sign: 'Sign the authorisation',
+    expires: 'This link is valid until',
+    errName: 'Enter your full name.',
+    errConsent: 'Tick the box to give the authorisation.',
+    signedTitle: 'Authorisation signed',
+    signedBody: (at: string) => `The authorisation was signed at ${at} (UTC). You can close this window.`,
+    back: 'Back to the requester',
+    staleTitle: 'The details have changed',
+    staleBody: 'The details of this connection changed after you opened the page. Nothing was recorded. Reload the page and read the text again.',
+    reload: 'Reload the page',
+    notFoundTitle: 'Link not found',
+    notFoundBody: 'This link is unknown or incomplete. Check the link or ask for a new one.',
+    expiredTitle: 'Link expired',
+    expiredBody: 'This link has expired. Ask the requester for a new link.',
+    goneTitle: 'Link no longer valid',
+    goneBody: 'This connection is no longer active; the link can no longer be used.',
+    other: 'Nederlands',
+  },
+} as const;
+
+function layout(locale: Locale, title: string, body: string): string {
+  return `<!doctype html>
+<html lang="${locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${esc(title)}</title>
+<style>
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#1d2733;line-height:1.5}
+h1{font-size:1.5rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}
+.clause{border:1px solid #c5ccd6;border-radius:6px;padding:1rem;background:#f7f9fb;white-space:pre-wrap}
+.meta{font-size:.85rem;color:#53606f;word-break:break-all}.error{color:#a4001c;font-weight:600}
+label{display:block;margin:.75rem 0 .25rem}input[type=text]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem}.lang{float:right}
+</style>
+</head>
+<body>
+${body}
+</body>
+</html>`;
+}
+
+export function formPage(
+  f: SigningFacts,
+  action: string,
+  opts: { errors?: Array<'name' | 'consent'>; name?: string; otherLocaleHref: string },
+): string {
+  const t = T[f.locale];
+  const errs = opts.errors ?? [];
+  const name = opts.name ?? f.signatoryName;
+  return layout(
+    f.locale,
+    t.title,
+    `<a class="lang" href="${esc(opts.otherLocaleHref)}">${t.other}</a>
+<h1>${t.title}</h1>
+<p>${esc(t.intro(f.operator))}</p>
+<dl>
+<dt>${t.holder}</dt><dd id="holder">${esc(f.holder)}</dd>
+<dt>${t.ean}</dt><dd id="ean">${esc(f.ean)}</dd>
+<dt>${t.address}</dt><dd id="address">${esc(f.address)}</dd>
+<dt>${t.authorised}</dt><dd>${esc(f.operator)}</dd>
+</dl>
+<h2>${t.clause}</h2>
+<div class="clause" id="clause">${esc(f.clauseText)}</div>
+<p class="meta">${t.version}: <span id="clause-version">${esc(f.clauseVersion)}</span> · SHA-256: ${esc(f.clauseSha256)}</p>
+<form method="post" action="${esc(action)}">
+<input type="hidden" name="clause_sha256" value="${esc(f.clauseSha256)}">
+<input type="hidden" name="locale" value="${f.locale}">
+${errs.includes('name') ? `<p class="error" id="error-name">${t.errName}</p>` : ''}
+<label for="full_name">${t.name}</label>
+<input type="text" id="full_name" name="full_name" value="${esc(name)}" autocomplete="name" required maxlength="200">
+${errs.includes('consent') ? `<p class="error" id="error-consent">${t.errConsent}</p>` : ''}
+<label><input type="checkbox" id="consent" name="consent" value="yes" required> ${t.consent}</label>
+<button type="submit" id="sign">${t.sign}</button>
+</form>
+<p class="meta">${t.expires} ${esc(f.expiresAt.replace('T', ' ').replace('Z', ' UTC'))}</p>`,
+  );
+}
+
+export function signedPage(locale: Locale, signedAt: string | null, returnUrl: string | null): string {
+  const t = T[locale];
+  const at = (signedAt ?? '').replace('T', ' ').replace('Z', '');
+  return layout(
+    locale,
+    t.signedTitle,
+    `<h1 id="signed">${t.signedTitle}</h1><p>${esc(t.signedBody(at))}</p>${returnUrl ? `<p><a href="${esc(returnUrl)}">${t.back}</a></p>` : ''}`,
+  );
+}
+
+export function stalePage(locale: Locale, href: string): string {
+  const t = T[locale];
+  return layout(locale, t.staleTitle, `<h1>${t.staleTitle}</h1><p>${t.staleBody}</p><p><a href="${esc(href)}">${t.reload}</a></p>`);
+}
+
+export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone'): string {
+  const t = T[locale];
+  const [title, body] =
+    kind === 'not_found' ? [t.notFoundTitle, t.notFoundBody] : kind === 'expired' ? [t.expiredTitle, t.expiredBody] : [t.goneTitle, t.goneBody];
+  return layout(locale, title, `<h1 id="error">${title}</h1><p>${body}</p>`);
+}

@@ -1,0 +1,115 @@
+// GET/POST /mandates/:token (C2.3): the hosted signing page. Plain HTML forms (no JavaScript); the token in
+// the path is the credential, so the page is never cached and never sends a Referer.
+import { z } from 'zod';
+import type { FastifyReply } from 'fastify';
+import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../../domain/mandates/index.ts';
+import type { RouteRegistrar } from '../types.ts';
+import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
+
+const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
+
+function send(reply: FastifyReply, status: number, html: string, formActionExtra?: string | null): FastifyReply {
+  const formAction = ["'self'", formActionExtra].filter(Boolean).join(' ');
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`)
+    .send(html);
+}
+
+const originOf = (url: string | null): string | null => {
+  if (!url) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+};
+
+function render(reply: FastifyReply, token: string, outcome: SignOutcome, locale: Locale | undefined, name?: string): FastifyReply {
+  const self = `/mandates/${encodeURIComponent(token)}`;
+  const lc: Locale = 'facts' in outcome ? outcome.facts.locale : (locale ?? 'nl');
+  const other = lc === 'en' ? `${self}?locale=nl` : `${self}?locale=en`;
+  switch (outcome.kind) {
+    case 'not_found':
+      return send(reply, 404, errorPage(lc, 'not_found'));
+    case 'expired':
+      return send(reply, 410, errorPage(lc, 'expired'));
+    case 'gone':
+      return send(reply, 410, errorPage(lc, 'gone'));
+    case 'form':
+      return send(reply, 200, formPage(outcome.facts, `${self}?locale=${lc}`, { otherLocaleHref: other }), originOf(outcome.facts.returnUrl));
+    case 'invalid':
+      return send(
+        reply,
+        400,
+        formPage(outcome.facts, `${self}?locale=${lc}`, { errors: outcome.errors, ...(name !== undefined ? { name } : {}), otherLocaleHref: other }),
+        originOf(outcome.facts.returnUrl),
+      );
+    case 'stale':
+      return send(reply, 409, stalePage(lc, `${self}?locale=${lc}`));
+    case 'signed':
+      return send(reply, 200, signedPage(lc, outcome.signedAt, outcome.facts.returnUrl));
+    case 'just_signed':
+      if (outcome.facts.returnUrl) return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(outcome.facts.returnUrl, 303);
+      return send(reply, 200, signedPage(lc, outcome.signedAt, null));
+  }
+}
+
+export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
+  app.get(
+    '/mandates/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Signing page'],
+        summary: 'The hosted machtiging signing page (HTML; 404 unknown or tampered link, 410 expired)',
+        params: z.object({ token: z.string() }),
+        querystring: LocaleQuery,
+      },
+    },
+    async (req, reply) => {
+      const locale = req.query.locale;
+      const view = await loadSigningView(deps, req.params.token, locale);
+      return render(reply, req.params.token, view, locale);
+    },
+  );
+
+  app.post(
+    '/mandates/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Signing page'],
+        summary: 'Sign: records signatory name and email, time, clause version and SHA-256, IP and user agent',
+        params: z.object({ token: z.string() }),
+        querystring: LocaleQuery,
+        body: z
+          .object({
+            full_name: z.string().optional(),
+            consent: z.string().optional(),
+            clause_sha256: z.string().optional(),
+            locale: z.enum(['nl', 'en']).optional().catch(undefined),
+          })
+          .loose()
+          .optional(),
+      },
+    },
+    async (req, reply) => {
+      const locale = req.body?.locale ?? req.query.locale;
+      const outcome = await signViaLink(deps, req.params.token, {
+        fullName: req.body?.full_name,
+        consent: req.body?.consent,
+        clauseSha256: req.body?.clause_sha256,
+        locale,
+        ip: req.ip ?? null,
+        userAgent: req.headers['user-agent'] ?? null,
+      });
+      return render(reply, req.params.token, outcome, locale, req.body?.full_name);
+    },
+  );
+};

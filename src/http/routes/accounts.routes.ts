@@ -1,0 +1,54 @@
+// POST /v1/accounts and GET /v1/accounts (spec §4.1, C2.1): CPO API accounts of the caller's partner.
+import { createCpoAccount, listCpoAccounts } from '../../domain/accounts/index.ts';
+import { principalOf } from '../auth.ts';
+import type { RouteRegistrar } from '../types.ts';
+import { AccountList, CreateAccountBody, CreatedAccount, IdempotentAccount, ListAccountsQuery } from '../../../schemas/http/accounts.ts';
+import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
+
+const tags = ['CPO API'];
+const authErrors = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody };
+
+export const accountsRoutes: RouteRegistrar = (app, deps) => {
+  app.post(
+    '/v1/accounts',
+    {
+      config: { auth: { accepts: ['cpo'], scope: 'cpo:accounts:write' } },
+      schema: {
+        tags,
+        summary: 'Create a concept account for one connection (idempotent per cpo_external_ref)',
+        body: CreateAccountBody,
+        response: {
+          201: CreatedAccount,
+          200: IdempotentAccount.describe('re-post of an existing cpo_external_ref'),
+          400: errorOf('invalid_type', 'invalid_payout_handler', 'invalid_iban', 'person_required', 'invalid_ean', 'address_required', 'invalid_json', 'invalid_request'),
+          409: errorOf('ean_in_use'),
+          422: errorOf('ean_address_mismatch', 'ean_not_dutch'),
+          500: errorOf('account_create_failed', 'internal_error'),
+          ...authErrors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const p = principalOf(req, 'cpo');
+      const res = await createCpoAccount(deps, p.partnerId, req.body);
+      return reply.code(res.status).send(res.body);
+    },
+  );
+
+  app.get(
+    '/v1/accounts',
+    {
+      config: { auth: { accepts: ['cpo'], scope: 'cpo:accounts:read' } },
+      schema: {
+        tags,
+        summary: 'List the CPO API accounts of the caller, with signatory and every connection (archived included)',
+        querystring: ListAccountsQuery,
+        response: { 200: AccountList, 400: errorOf('invalid_request'), ...authErrors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req, 'cpo');
+      return listCpoAccounts(deps, p.partnerId, req.query);
+    },
+  );
+};

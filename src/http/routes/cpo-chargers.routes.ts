@@ -1,0 +1,35 @@
+// POST /v1/chargers (spec §4.1): register a charger on an account against a MID catalog model.
+import { registerCpoCharger } from '../../domain/chargers/cpo-register.ts';
+import { principalOf } from '../auth.ts';
+import type { RouteRegistrar } from '../types.ts';
+import { IdempotentCharger, RegisterChargerBody, RegisteredCharger } from '../../../schemas/http/chargers-cpo.ts';
+import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
+
+export const cpoChargersRoutes: RouteRegistrar = (app, deps) => {
+  app.post(
+    '/v1/chargers',
+    {
+      config: { auth: { accepts: ['cpo'], scope: 'cpo:chargers:write' } },
+      schema: {
+        tags: ['CPO API'],
+        summary: 'Register a charger on an account (catalog_charger_id, or ocpp_vendor + ocpp_model resolved server-side)',
+        body: RegisterChargerBody,
+        response: {
+          201: RegisteredCharger,
+          200: IdempotentCharger.describe('re-post of an existing serial_number'),
+          400: errorOf('invalid_account_id', 'invalid_catalog_charger_id', 'vendor_and_model_required', 'invalid_json', 'invalid_request'),
+          404: errorOf('account_not_found', 'catalog_not_found'),
+          409: errorOf('no_connection', 'serial_required'),
+          422: errorOf('catalog_not_mid', 'catalog_unresolved', 'charger_limit'),
+          401: ErrorBody,
+          403: ErrorBody,
+          429: ErrorBody,
+        },
+      },
+    },
+    async (req, reply) => {
+      const res = await registerCpoCharger(deps, principalOf(req, 'cpo').partnerId, req.body);
+      return reply.code(res.status).send(res.body);
+    },
+  );
+};
