@@ -100,6 +100,9 @@ export const configSchema = z.object({
   SMTP_FROM: z.string().default('ERE Gateway <no-reply@ere-gateway.local>'),
   PARTNER_ROLLING_DAYS: int(30, 1),
   PARTNER_ROLLING_CAP: int(5000, 0),
+  // C3.3 deferred EAN lookups of CSV drafts; C3.5 outbox delivery (only sends when SMTP_URL is set)
+  DRAFT_EAN_LOOKUP_CRON: cron('*/5 * * * *'),
+  OUTBOX_DELIVER_CRON: cron('* * * * *'),
   JOBS_ENABLED: boolDefault(true),
 });
 

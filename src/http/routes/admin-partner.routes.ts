@@ -1,0 +1,59 @@
+// Admin API of the partner area (C1.6): known referral codes, the suppression list, the e-mail outbox.
+import { z } from 'zod';
+import { addReferralCodes } from '../../domain/partners/index.ts';
+import { listOutbox, suppressEmail } from '../../domain/invites/index.ts';
+import {
+  OutboxResponse,
+  PartnerError,
+  ReferralCodesBody,
+  ReferralCodesResponse,
+  SuppressionBody,
+  SuppressionResponse,
+} from '../../../schemas/http/partner.ts';
+import type { RouteRegistrar } from '../types.ts';
+
+const errors = { 400: PartnerError, 401: PartnerError, 404: PartnerError };
+
+export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {
+  app.post(
+    '/admin/referral-codes',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'Add known referral codes ({codes: [...]} or {code}); rows carrying one report matched: true',
+        body: ReferralCodesBody,
+        response: { 201: ReferralCodesResponse, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await addReferralCodes(deps, req.body)),
+  );
+
+  app.post(
+    '/admin/suppressions',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'Put an e-mail address on the suppression list (no invites, uploads skip it as suppressed)',
+        body: SuppressionBody,
+        response: { 201: SuppressionResponse, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send({ ok: true as const, ...(await suppressEmail(deps, { email: req.body.email, reason: req.body.reason })) }),
+  );
+
+  app.get(
+    '/admin/outbox',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'E-mails the service queued or sent, newest first (C1.6)',
+        querystring: z.object({ to: z.string().optional() }),
+        response: { 200: OutboxResponse, ...errors },
+      },
+    },
+    async (req) => listOutbox(deps, { to: req.query.to }),
+  );
+};

@@ -1,0 +1,153 @@
+// GET/POST /claim/:token (C3.4, C6.7): the claim page of a partner draft, and GET/POST /unsubscribe/:token
+// (C3.5) linked from every invite. Plain HTML forms; the token in the path is the credential, so the pages
+// are never cached and never send a Referer.
+import { z } from 'zod';
+import type { FastifyReply } from 'fastify';
+import { confirmClaim, findClaim } from '../../domain/partners/claim.ts';
+import { messageByUnsubscribeToken, suppressEmail } from '../../domain/invites/index.ts';
+import { statusForCode } from '../errors.ts';
+import {
+  claimDonePage,
+  claimFormPage,
+  messagePage,
+  unsubscribedPage,
+  unsubscribeNotFoundPage,
+  unsubscribePage,
+  type Locale,
+} from '../pages/claim-html.ts';
+import type { RouteRegistrar } from '../types.ts';
+
+const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
+const Params = z.object({ token: z.string() });
+const html = {
+  description: 'text/html page',
+  content: { 'text/html': { schema: z.string() } },
+};
+
+function send(reply: FastifyReply, status: number, page: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .send(page);
+}
+
+export const claimRoutes: RouteRegistrar = (app, deps) => {
+  const operator = deps.config.OPERATOR_NAME;
+
+  app.get(
+    '/claim/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Claim page'],
+        summary: 'The claim page of a partner draft (HTML; nl, en with ?locale=en; 404 unknown link, 410 already claimed)',
+        params: Params,
+        querystring: LocaleQuery,
+        response: { 200: html, 404: html, 410: html },
+      },
+    },
+    async (req, reply) => {
+      const lc: Locale = req.query.locale ?? 'nl';
+      const found = await findClaim(deps, req.params.token);
+      if (found.state === 'not_found') return send(reply, 404, messagePage(lc, 'not_found'));
+      if (found.state === 'claimed') return send(reply, 410, messagePage(lc, 'claimed'));
+      const self = `/claim/${encodeURIComponent(req.params.token)}`;
+      return send(
+        reply,
+        200,
+        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`, operator, locale: lc }),
+      );
+    },
+  );
+
+  app.post(
+    '/claim/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Claim page'],
+        summary: 'Confirm the claim: creates or links the user, the concept account (and connection), then links to signing',
+        params: Params,
+        querystring: LocaleQuery,
+        body: z
+          .object({ street: z.string().optional(), city: z.string().optional(), ean: z.string().optional(), locale: z.enum(['nl', 'en']).optional().catch(undefined) })
+          .loose()
+          .optional(),
+        response: { 200: html, 400: html, 404: html, 409: html, 410: html, 422: html },
+      },
+    },
+    async (req, reply) => {
+      const lc: Locale = req.body?.locale ?? req.query.locale ?? 'nl';
+      const form = { street: req.body?.street, city: req.body?.city, ean: req.body?.ean };
+      const out = await confirmClaim(deps, req.params.token, form, lc);
+      switch (out.state) {
+        case 'not_found':
+          return send(reply, 404, messagePage(lc, 'not_found'));
+        case 'claimed':
+          return send(reply, 410, messagePage(lc, 'claimed'));
+        case 'invalid': {
+          const self = `/claim/${encodeURIComponent(req.params.token)}`;
+          const page = claimFormPage(out.draft, {
+            action: `${self}?locale=${lc}`,
+            otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`,
+            operator,
+            locale: lc,
+            errorCode: out.code,
+            ...(form.street !== undefined ? { street: form.street } : {}),
+            ...(form.city !== undefined ? { city: form.city } : {}),
+          });
+          const status = statusForCode(out.code);
+          return send(reply, status >= 500 ? 400 : status, page);
+        }
+        case 'done':
+          return send(reply, 200, claimDonePage(lc, out.mandateUrl));
+      }
+    },
+  );
+
+  app.get(
+    '/unsubscribe/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Claim page'],
+        summary: 'Unsubscribe page linked from every invite e-mail (HTML)',
+        params: Params,
+        querystring: LocaleQuery,
+        response: { 200: html, 404: html },
+      },
+    },
+    async (req, reply) => {
+      const lc: Locale = req.query.locale ?? 'nl';
+      const m = await messageByUnsubscribeToken(deps, req.params.token);
+      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc));
+      return send(reply, 200, unsubscribePage(lc, m.to, `/unsubscribe/${encodeURIComponent(req.params.token)}?locale=${lc}`));
+    },
+  );
+
+  app.post(
+    '/unsubscribe/:token',
+    {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Claim page'],
+        summary: 'Unsubscribe: the address goes on the suppression list (reason unsubscribe)',
+        params: Params,
+        querystring: LocaleQuery,
+        response: { 200: html, 404: html },
+      },
+    },
+    async (req, reply) => {
+      const lc: Locale = req.query.locale ?? 'nl';
+      const m = await messageByUnsubscribeToken(deps, req.params.token);
+      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc));
+      await suppressEmail(deps, { email: m.to, reason: 'unsubscribe' });
+      return send(reply, 200, unsubscribedPage(lc));
+    },
+  );
+};
