@@ -1,0 +1,55 @@
+// C0.5: one zod schema over the environment; a bad value stops the process naming every bad key;
+// .env.example documents every key.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { configSchema, ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration (C0.5)', () => {
+  it('defaults: sandbox on PGlite in ./data/sandbox, port 8080', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ APP_ENV: 'sandbox', PORT: 8080, HOST: '0.0.0.0', DATA_DIR: './data/sandbox', PUBLIC_BASE_URL: 'http://localhost:8080' });
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(Object.isFrozen(c)).toBe(true);
+    // an empty value means "not set"
+    expect(loadConfig({ PORT: '', TRUST_PROXY: ' ' }).PORT).toBe(8080);
+  });
+
+  it('a bad configuration names every bad key', () => {
+    let err: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', APP_ENV: 'staging', DATABASE_URL: 'mysql://x', RATE_LIMIT_CPO_PER_MIN: '0', ENERGY_AGGREGATE_CRON: 'every day', ADMIN_TOKEN: 'short' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const keys = (err as ConfigError).issues.map((i) => i.key).sort();
+    expect(keys).toEqual(['ADMIN_TOKEN', 'APP_ENV', 'DATABASE_URL', 'ENERGY_AGGREGATE_CRON', 'PORT', 'RATE_LIMIT_CPO_PER_MIN']);
+    for (const k of keys) expect((err as Error).message).toContain(k);
+  });
+
+  it('production requires DATA_ENCRYPTION_KEY', () => {
+    expect(() => loadConfig({ APP_ENV: 'production' })).toThrow(/DATA_ENCRYPTION_KEY/);
+    expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }).DATA_DIR).toBe('./data/production');
+  });
+
+  it('.env.example documents exactly the keys of the schema', () => {
+    const text = fs.readFileSync('.env.example', 'utf8');
+    const documented = [...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
+    expect(new Set(documented).size).toBe(documented.length);
+    expect([...documented].sort()).toEqual(Object.keys(configSchema.shape).sort());
+  });
+
+  it('the service exits 1 naming the bad keys', async () => {
+    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH, PORT: 'x', LOG_LEVEL: 'loud', DATA_DIR: '/tmp/ere-config-test-never-used' },
+    });
+    const err = await run.then(() => null, (e: { code: number; stderr: string }) => e);
+    expect(err).not.toBeNull();
+    expect(err!.code).toBe(1);
+    expect(err!.stderr).toContain('PORT');
+    expect(err!.stderr).toContain('LOG_LEVEL');
+    expect(fs.existsSync('/tmp/ere-config-test-never-used')).toBe(false);
+  });
+});

@@ -1,0 +1,101 @@
+// Scheduled jobs run in one process at a time: an advisory lock on PostgreSQL, an in-process mutex on PGlite.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from '../../src/jobs/job.ts';
+import { allJobs } from '../../src/jobs/registry.ts';
+import { runJobExclusive, startScheduler } from '../../src/jobs/scheduler.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+
+function gatedJob(name: string) {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let started!: () => void;
+  const isStarted = new Promise<void>((r) => (started = r));
+  let runs = 0;
+  const job: Job = {
+    name,
+    cron: () => null,
+    run: async () => {
+      runs++;
+      started();
+      await gate;
+      return { runs };
+    },
+  };
+  return { job, open, isStarted, runs: () => runs };
+}
+
+describe('scheduler', () => {
+  let a: TestService;
+  let b: TestService;
+  beforeAll(async () => {
+    a = await createTestService();
+    b = await createTestService({ db: a.testDb });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it(`two concurrent runs of one job: one runs, one skips (${process.env.DATABASE_URL ? 'pg_try_advisory_lock' : 'PGlite mutex'})`, async () => {
+    const g = gatedJob('test-gated');
+    const first = runJobExclusive(a.deps, g.job);
+    await g.isStarted;
+    // the second "process" (another app instance on the same database) finds the job running
+    const second = await runJobExclusive(b.deps, g.job);
+    expect(second).toEqual({ ran: false, reason: 'already_running' });
+    g.open();
+    expect(await first).toEqual({ ran: true, result: { runs: 1 } });
+    expect(g.runs()).toBe(1);
+    // the lock is released: the next run goes ahead
+    const again = gatedJob('test-gated');
+    again.open();
+    expect(await runJobExclusive(b.deps, again.job)).toEqual({ ran: true, result: { runs: 1 } });
+  });
+
+  if (process.env.DATABASE_URL) {
+    it('on PostgreSQL the lock is a session advisory lock visible in pg_locks while the job runs', async () => {
+      const g = gatedJob('test-visible');
+      const run = runJobExclusive(a.deps, g.job);
+      await g.isStarted;
+      const { sql } = await import('kysely');
+      const locks = await sql<{ n: string }>`select count(*) as n from pg_locks where locktype = 'advisory' and granted`.execute(b.deps.db);
+      expect(Number(locks.rows[0]!.n)).toBeGreaterThanOrEqual(1);
+      g.open();
+      await run;
+    });
+  }
+
+  it('a failing job propagates its error and releases the lock', async () => {
+    const failing: Job = { name: 'test-failing', cron: () => null, run: async () => Promise.reject(new Error('nope')) };
+    await expect(runJobExclusive(a.deps, failing)).rejects.toThrow('nope');
+    const ok: Job = { name: 'test-failing', cron: () => null, run: async () => 'fine' };
+    expect(await runJobExclusive(a.deps, ok)).toEqual({ ran: true, result: 'fine' });
+  });
+
+  it('schedules one node-cron task per job with a cron, runs it, and stops', async () => {
+    let fired!: () => void;
+    const firedOnce = new Promise<void>((r) => (fired = r));
+    let count = 0;
+    const everySecond: Job = { name: 'test-every-second', cron: () => '* * * * * *', run: async () => { count++; fired(); } };
+    const onDemand: Job = { name: 'test-on-demand', cron: () => null, run: async () => undefined };
+    const s = startScheduler(a.deps, [everySecond, onDemand]);
+    expect(s.jobs).toEqual(['test-every-second']);
+    await firedOnce;
+    await s.stop();
+    const after = count;
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(count).toBe(after);
+  });
+
+  it('every registered job has a unique kebab-case name and a valid cron or none', async () => {
+    const cron = await import('node-cron');
+    const names = allJobs.map((j) => j.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const j of allJobs) {
+      expect(j.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      const expr = j.cron(a.config);
+      if (expr !== null) expect(cron.validate(expr), `${j.name}: ${expr}`).toBe(true);
+    }
+    expect(names).toContain('rate-limit-cleanup');
+  });
+});
