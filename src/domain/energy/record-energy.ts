@@ -24,6 +24,8 @@ export interface RecordEnergyInput {
   wh?: bigint;
   source: 'cpo' | 'ocpp';
   sessions?: number;
+  /** the caller has just checked that the connection exists and is active (batch resolution) */
+  connectionChecked?: boolean;
 }
 
 export interface RecordEnergyResult {
@@ -67,13 +69,11 @@ export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput):
   const wh = input.wh !== undefined ? input.wh.toString() : null;
 
   const work = async (db: Db): Promise<RecordEnergyResult> => {
-    const conn = await db
-      .selectFrom('connections')
-      .select(['id', 'status'])
-      .where('id', '=', input.connectionId)
-      .executeTakeFirst();
-    if (!conn) return reject('connection_not_found', kwh);
-    if (conn.status !== 'active') return reject('connection_not_active', kwh);
+    if (!input.connectionChecked) {
+      const conn = await db.selectFrom('connections').select(['id', 'status']).where('id', '=', input.connectionId).executeTakeFirst();
+      if (!conn) return reject('connection_not_found', kwh);
+      if (conn.status !== 'active') return reject('connection_not_active', kwh);
+    }
     const now = deps.clock();
     const inserted = await db
       .insertInto('energy_months')

@@ -70,31 +70,49 @@ export async function resolveConnection(deps: Deps, partnerId: string, item: Rec
   return { error: conns.length ? 'connection_not_active' : 'connection_not_found' };
 }
 
+/**
+ * Targets are resolved first (once per distinct target), then the valid items are written in one transaction in
+ * (connection, month) order: concurrent batches take row locks in the same order (no deadlock), and duplicates of
+ * one key inside a batch keep their request order (the first creates, the next are unchanged or updated).
+ */
 export async function recordSessionsBatch(deps: Deps, partnerId: string, items: unknown[]): Promise<BatchResult> {
-  const results: BatchItemResult[] = [];
+  const results: BatchItemResult[] = new Array(items.length);
   const counts = { created: 0, updated: 0, unchanged: 0, rejected: 0 };
+  const cache = new Map<string, Target>();
+  const pending: Array<{ index: number; item: Record<string, unknown>; connectionId: string; kwhOut: number | null }> = [];
   for (const [index, raw] of items.entries()) {
     const item = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
-    const month = typeof item.month === 'string' ? item.month : null;
     const units = parseKwh(item.kwh);
     const kwhOut = units !== null ? Number(formatDec(units, 2)) : typeof item.kwh === 'number' && Number.isFinite(item.kwh) ? item.kwh : null;
-    const target = await resolveConnection(deps, partnerId, item);
-    let r: BatchItemResult;
+    const key = JSON.stringify([item.connection_id ?? null, item.account_id ?? null, item.cpo_external_ref ?? null]);
+    let target = cache.get(key);
+    if (!target) cache.set(key, (target = await resolveConnection(deps, partnerId, item)));
     if ('error' in target) {
-      r = { index, connection_id: null, month, kwh: kwhOut, status: 'rejected', error: target.error };
+      results[index] = { index, connection_id: null, month: typeof item.month === 'string' ? item.month : null, kwh: kwhOut, status: 'rejected', error: target.error };
     } else {
-      const res = await recordMonthlyEnergy(deps, { connectionId: target.connectionId, month: item.month, kwh: item.kwh, source: 'cpo' });
-      r = {
-        index,
-        connection_id: target.connectionId,
-        month,
-        kwh: res.kwh !== null ? Number(res.kwh) : kwhOut,
-        status: res.status,
-        ...(res.error ? { error: res.error } : {}),
-      };
+      pending.push({ index, item, connectionId: target.connectionId, kwhOut });
     }
-    counts[r.status] += 1;
-    results.push(r);
   }
+  const keyOf = (p: (typeof pending)[number]) => `${p.connectionId}|${String(p.item.month)}`;
+  pending.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : a.index - b.index));
+  if (pending.length) {
+    await deps.db.transaction().execute(async (trx) => {
+      for (const p of pending) {
+        const res = await recordMonthlyEnergy(
+          { ...deps, db: trx },
+          { connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo', connectionChecked: true },
+        );
+        results[p.index] = {
+          index: p.index,
+          connection_id: p.connectionId,
+          month: typeof p.item.month === 'string' ? p.item.month : null,
+          kwh: res.kwh !== null ? Number(res.kwh) : p.kwhOut,
+          status: res.status,
+          ...(res.error ? { error: res.error } : {}),
+        };
+      }
+    });
+  }
+  for (const r of results) counts[r.status] += 1;
   return { ok: true, results, counts };
 }
