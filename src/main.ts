@@ -129,12 +129,13 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.LOG_LEVEL });
   const service = await startService({ config, logger });
-  const ocppUrl = config.PUBLIC_BASE_URL.replace(/^http/, 'ws') + '/ocpp/<identity>';
-  logger.info({ url: config.PUBLIC_BASE_URL, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
+  const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
+  const ocppUrl = base.replace(/^http/, 'ws') + '/ocpp/<identity>';
+  logger.info({ url: base, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
   const banner = [
     '',
     `  ere-gateway (${config.APP_ENV}) on ${service.deps.dbKind === 'pg' ? 'PostgreSQL' : 'embedded PGlite'}`,
-    `  API:     ${config.PUBLIC_BASE_URL}   (docs: ${config.PUBLIC_BASE_URL}/docs)`,
+    `  API:     ${base}   (docs: ${base}/docs)`,
     `  OCPP:    ${ocppUrl}`,
     '',
   ];
