@@ -1,7 +1,7 @@
 // The sockets this process holds, one per charger; the only in-memory state of the gateway (C4.8: the rest is
 // in PostgreSQL). It answers each charger's calls in order, and executes operator commands for its chargers.
 import crypto from 'node:crypto';
-import { createRPCError } from 'ocpp-rpc';
+import { createRPCError, TimeoutError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import {
   claimCommand,
@@ -168,7 +168,7 @@ export class LiveRegistry implements CommandExecutor {
       await recordCommandOutcome(this.deps, cmd.id, { status: 'answered', response });
     } catch (err) {
       const e = err as { name?: string; rpcErrorCode?: string; message?: string };
-      const timeout = e.name === 'TimeoutError' || /timed out/i.test(e.message ?? '');
+      const timeout = err instanceof TimeoutError;
       this.metrics.callLatency.observe({ ...labels, outcome: timeout ? 'timeout' : 'error' }, seconds());
       await recordCommandOutcome(
         this.deps,

@@ -1,0 +1,114 @@
+// C6.6 remote commands: sent in the charger's own protocol, its answer comes back; 409 offline, 504 timeout,
+// 400 for an action its protocol lacks; a second process on the same database delivers through ocpp_commands.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+
+let svc: TestService;
+let other: TestService;
+let user: { userId: string; token: string };
+const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+
+beforeAll(async () => {
+  svc = await createTestService({ listen: true, env: { OCPP_CALL_TIMEOUT_SECONDS: '1' } });
+  // a second process (instance) on the same database, holding no sockets
+  other = await createTestService({ listen: true, db: svc.testDb, env: { OCPP_CALL_TIMEOUT_SECONDS: '1' } });
+  user = await aUser(svc.deps);
+});
+afterAll(async () => {
+  await other.close();
+  await svc.close();
+});
+
+const command = (s: TestService, chargerId: string, action: string, payload: unknown = {}) =>
+  s.app.inject({ method: 'POST', url: `/admin/chargers/${chargerId}/commands`, headers: admin, payload: { action, payload } });
+
+describe('POST /admin/chargers/:charger_id/commands', () => {
+  it('sends Reset to a 1.6 charger and answers its response', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    const seen: unknown[] = [];
+    cli.handle('Reset', async ({ params }: { params: unknown }) => {
+      seen.push(params);
+      return { status: 'Accepted' };
+    });
+    try {
+      const res = await command(svc, ch.chargerId, 'Reset', { type: 'Soft' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ ok: true, action: 'Reset', response: { status: 'Accepted' } });
+      expect(seen).toEqual([{ type: 'Soft' }]);
+      const rows = await svc.deps.db.selectFrom('ocpp_commands').selectAll().where('charger_id', '=', ch.chargerId).execute();
+      expect(rows).toMatchObject([{ action: 'Reset', status: 'answered', response: { status: 'Accepted' } }]);
+    } finally {
+      await cli.close();
+    }
+  });
+
+  it('sends GetVariables to a 2.0.1 charger; refuses an action or payload its protocol lacks', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp2.0.1');
+    const answer = { getVariableResult: [{ attributeStatus: 'Accepted', attributeValue: '300', component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] };
+    cli.handle('GetVariables', async () => answer);
+    try {
+      const res = await command(svc, ch.chargerId, 'GetVariables', { getVariableData: [{ component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] });
+      expect(res.json()).toEqual({ ok: true, action: 'GetVariables', response: answer });
+      const wrong = await command(svc, ch.chargerId, 'GetConfiguration', {});
+      expect(wrong.statusCode).toBe(400);
+      expect(wrong.json()).toMatchObject({ error: 'invalid_request', detail: expect.stringContaining('ocpp2.0.1') });
+      const bad = await command(svc, ch.chargerId, 'Reset', { type: 'Sideways' });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().error).toBe('invalid_request');
+    } finally {
+      await cli.close();
+    }
+  });
+
+  it('delivers a command through PostgreSQL when another process holds the socket', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    cli.handle('GetConfiguration', async () => ({ configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }] }));
+    try {
+      const res = await command(other, ch.chargerId, 'GetConfiguration', { key: ['HeartbeatInterval'] });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().response.configurationKey[0].value).toBe('300');
+    } finally {
+      await cli.close();
+    }
+  });
+
+  it('answers 504 charger_timeout when the charger does not answer in time', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    cli.handle('TriggerMessage', () => new Promise(() => {}));
+    try {
+      const res = await command(svc, ch.chargerId, 'TriggerMessage', { requestedMessage: 'Heartbeat' });
+      expect(res.statusCode).toBe(504);
+      expect(res.json()).toMatchObject({ error: 'charger_timeout' });
+      const [row] = await svc.deps.db.selectFrom('ocpp_commands').selectAll().where('charger_id', '=', ch.chargerId).execute();
+      expect(row).toMatchObject({ status: 'timeout', error: 'charger_timeout' });
+    } finally {
+      await cli.close({ force: true }); // its handler never settles
+    }
+  });
+
+  it('answers 409 charger_offline for a charger without a socket or before its BootNotification; 404 for an unknown one', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const res = await command(svc, ch.chargerId, 'Reset', { type: 'Hard' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ error: 'charger_offline' });
+    const fresh = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, fresh, 'ocpp1.6', { boot: false });
+    try {
+      await cli.call('Heartbeat', {});
+      const early = await command(svc, fresh.chargerId, 'Reset', { type: 'Hard' });
+      expect(early.statusCode).toBe(409);
+      expect(early.json().detail).toContain('BootNotification');
+    } finally {
+      await cli.close();
+    }
+    const unknown = await command(svc, '00000000-0000-4000-8000-000000000000', 'Reset', { type: 'Hard' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toBe('charger_not_found');
+  });
+});

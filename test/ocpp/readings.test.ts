@@ -1,0 +1,252 @@
+// C4.5/C4.6 quirks: each yields the documented rows, with no reading lost (docs/ocpp.md "Readings and sessions").
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RPCClient } from 'ocpp-rpc';
+import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger, energyValue, type TestCharger } from '../helpers/ocpp-factories.ts';
+
+let svc: TestService;
+let user: { userId: string; token: string };
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const at = (min: number) => iso(T0 + min * 60_000);
+
+beforeAll(async () => {
+  svc = await createTestService({ listen: true });
+  await loadBundledCatalog(svc.deps.db);
+  user = await aUser(svc.deps);
+});
+afterAll(() => svc.close());
+
+async function withCharger(protocol: 'ocpp1.6' | 'ocpp2.0.1', fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) {
+  const ch = await anOcppCharger(svc, user);
+  const cli = await connectCharger(svc, ch, protocol);
+  try {
+    await fn(cli, ch);
+  } finally {
+    await cli.close();
+  }
+  return ch;
+}
+
+const readingsOf = (chargerId: string) =>
+  svc.deps.db
+    .selectFrom('meter_readings')
+    .select(['measured_at', 'wh', 'phase', 'anomaly', 'session_id', 'signed_data', 'context', 'connector_id'])
+    .where('charger_id', '=', chargerId)
+    .orderBy('measured_at')
+    .orderBy('id')
+    .execute();
+const sessionsOf = (chargerId: string) =>
+  svc.deps.db.selectFrom('charging_sessions').selectAll().where('charger_id', '=', chargerId).orderBy('started_at').execute();
+
+async function start16(cli: RPCClient, minute: number, meterStart: number, connectorId = 1, idTag = 'TAG') {
+  const r = (await cli.call('StartTransaction', { connectorId, idTag, meterStart, timestamp: at(minute) })) as { transactionId: number };
+  return r.transactionId;
+}
+
+describe('meter readings (C4.5)', () => {
+  it('converts kWh (any letter case), rounds fractional Wh, reads a zone-less timestamp as UTC and keeps signed data', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 10_000);
+      await cli.call('MeterValues', {
+        connectorId: 1,
+        transactionId: tx,
+        meterValue: [
+          { timestamp: at(1), sampledValue: [{ value: '10.25', unit: 'kWh' }] },
+          { timestamp: at(2).replace('Z', ''), sampledValue: [{ value: '10.5', unit: 'kwh' }, { value: 'OCMF|{"RD":[]}|{"SA":"x"}', format: 'SignedData' }] },
+          { timestamp: at(3), sampledValue: [{ value: '10700.6', measurand: 'energy.active.import.register', unit: 'Wh' }] },
+        ],
+      });
+    });
+    const rows = await readingsOf(ch.chargerId);
+    expect(rows.map((r) => [r.wh, r.anomaly])).toEqual([
+      ['10000', null],
+      ['10250', null],
+      ['10500', null],
+      ['10701', null],
+    ]);
+    expect(rows[2]!.measured_at.toISOString()).toBe(new Date(T0 + 120_000).toISOString());
+    expect(rows[2]!.signed_data).toBe('OCMF|{"RD":[]}|{"SA":"x"}');
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(s!.energy_wh).toBe('701');
+    const quirks = await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total');
+    for (const k of ['enum_case', 'timestamp_without_zone', 'fractional_wh']) expect(quirks).toContain(`kind="${k}"`);
+  });
+
+  it('applies a 2.0.1 multiplier and sums per-phase-only registers; keeps signedMeterValue', async () => {
+    const ch = await withCharger('ocpp2.0.1', async (cli) => {
+      const base = { transactionInfo: { transactionId: 'T-mult' }, evse: { id: 1, connectorId: 1 } };
+      await cli.call('TransactionEvent', {
+        ...base, eventType: 'Started', timestamp: at(0), triggerReason: 'CablePluggedIn', seqNo: 0,
+        meterValue: [{ timestamp: at(0), sampledValue: [{ value: 2, unitOfMeasure: { unit: 'kWh', multiplier: 1 }, context: 'Transaction.Begin', signedMeterValue: { signedMeterData: 'abc', signingMethod: 'ECDSA', encodingMethod: 'OCMF', publicKey: 'k' } }] }],
+      });
+      await cli.call('TransactionEvent', {
+        ...base, eventType: 'Updated', timestamp: at(1), triggerReason: 'MeterValuePeriodic', seqNo: 1,
+        meterValue: [{ timestamp: at(1), sampledValue: [
+          { value: 6700, phase: 'L1', unitOfMeasure: { unit: 'Wh' } },
+          { value: 6700, phase: 'L2', unitOfMeasure: { unit: 'Wh' } },
+          { value: 66.1, phase: 'L3', unitOfMeasure: { unit: 'Wh', multiplier: 2 } },
+          { value: 16, measurand: 'Current.Import', phase: 'L1', unitOfMeasure: { unit: 'A' } },
+        ] }],
+      });
+    });
+    const rows = await readingsOf(ch.chargerId);
+    expect(rows.map((r) => [r.wh, r.phase])).toEqual([['20000', ''], ['20010', '']]);
+    expect(JSON.parse(rows[0]!.signed_data!)).toMatchObject({ signedMeterData: 'abc', encodingMethod: 'OCMF' });
+    expect(rows[0]!.context).toBe('Transaction.Begin');
+    expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('10');
+  });
+
+  it('flags a register going backwards, never yields negative energy; flags an implausible step and holds it out', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 5000);
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(1), 5200), energyValue('ocpp1.6', at(2), 100), energyValue('ocpp1.6', at(3), 400)] });
+      // 400 Wh → 400 kWh in one minute: a Wh/kWh mix-up (24 MW)
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [{ timestamp: at(4), sampledValue: [{ value: '400', unit: 'kWh' }] }] });
+      await cli.call('StopTransaction', { transactionId: tx, meterStop: 400_100, timestamp: at(5) });
+    });
+    const rows = await readingsOf(ch.chargerId);
+    expect(rows.map((r) => [r.wh, r.anomaly])).toEqual([
+      ['5000', null],
+      ['5200', null],
+      ['100', 'register_backwards'],
+      ['400', null],
+      ['400000', 'implausible_power'],
+      ['400100', null],
+    ]);
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ energy_wh: '600', status: 'completed', meter_stop_wh: '400100' });
+  });
+
+  it('stores a replayed MeterValues (new message id) once, and places a late offline batch by its timestamps', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 0);
+      const mv = { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(1), 300)] };
+      await cli.call('MeterValues', mv);
+      await cli.call('MeterValues', mv);
+      await cli.call('StopTransaction', { transactionId: tx, meterStop: 1500, timestamp: at(5) });
+      // the offline queue arrives after the stop, newest first
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(4), 1200), energyValue('ocpp1.6', at(2), 600)] });
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(3), 900)] });
+    });
+    const rows = await readingsOf(ch.chargerId);
+    expect(rows.map((r) => r.wh)).toEqual(['0', '300', '600', '900', '1200', '1500']);
+    expect(rows.every((r) => r.anomaly === null && r.session_id !== null)).toBe(true);
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ energy_wh: '1500', last_meter_wh: '1500' });
+    expect(s!.last_reading_at!.toISOString()).toBe(new Date(T0 + 5 * 60_000).toISOString());
+  });
+});
+
+describe('sessions (C4.6)', () => {
+  it('gives a replayed StartTransaction the same id, and ids unique across chargers', async () => {
+    let a = 0, b = 0, c = 0;
+    await withCharger('ocpp1.6', async (cli) => {
+      a = await start16(cli, 0, 100);
+      b = await start16(cli, 0, 100);
+    });
+    await withCharger('ocpp1.6', async (cli) => {
+      c = await start16(cli, 0, 100);
+    });
+    expect(b).toBe(a);
+    expect(c).not.toBe(a);
+  });
+
+  it('matches a StopTransaction with an unknown or -1 id by time, and quarantines one that matches nothing', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      await start16(cli, 0, 1000);
+      expect(await cli.call('StopTransaction', { transactionId: -1, meterStop: 1800, timestamp: at(10), idTag: 'TAG' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+      // nothing open any more: acknowledged, kept in quarantine
+      expect(await cli.call('StopTransaction', { transactionId: 987654, meterStop: 1900, timestamp: at(20) })).toEqual({});
+      // unusable (no timestamp): acknowledged and quarantined too
+      expect(await cli.call('MeterValues', { connectorId: 1, meterValue: [{ sampledValue: [{ value: '1' }] }] })).toEqual({});
+    });
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ status: 'completed', energy_wh: '800', meter_stop_wh: '1800', end_provisional: false });
+    const q = await svc.deps.db.selectFrom('ocpp_quarantine').selectAll().where('charger_id', '=', ch.chargerId).orderBy('id').execute();
+    expect(q.map((r) => [r.action, r.protocol])).toEqual([['StopTransaction', 'ocpp1.6'], ['MeterValues', 'ocpp1.6']]);
+    expect(q[0]!.payload).toMatchObject({ transactionId: 987654, meterStop: 1900 });
+    expect(q[0]!.reason).toContain('987654');
+  });
+
+  it('attaches MeterValues without transactionId by connector and time; connector 0 stays station-level', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      await start16(cli, 0, 0, 2);
+      await cli.call('MeterValues', { connectorId: 2, meterValue: [energyValue('ocpp1.6', at(1), 250)] });
+      await cli.call('MeterValues', { connectorId: 2, transactionId: 0, meterValue: [energyValue('ocpp1.6', at(2), 500)] });
+      await cli.call('MeterValues', { connectorId: 0, meterValue: [energyValue('ocpp1.6', at(2), 99_000)] });
+    });
+    const rows = await readingsOf(ch.chargerId);
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(rows.map((r) => [r.wh, r.session_id, r.connector_id])).toEqual([
+      ['0', s!.id, 2],
+      ['250', s!.id, 2],
+      ['500', s!.id, 2],
+      ['99000', null, 0],
+    ]);
+    expect(s!.energy_wh).toBe('500');
+  });
+
+  it('closes a session provisionally when the charger reboots mid-session; the later Stop replaces the end', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c1 = await connectCharger(svc, ch, 'ocpp1.6');
+    const tx = await start16(c1, 0, 0);
+    await c1.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(3), 900)] });
+    await c1.close();
+    const c2 = await connectCharger(svc, ch, 'ocpp1.6'); // boots again
+    let [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ status: 'completed', end_provisional: true, meter_stop_wh: '900', energy_wh: '900' });
+    expect(s!.ended_at!.toISOString()).toBe(new Date(T0 + 3 * 60_000).toISOString());
+    await c2.call('StopTransaction', { transactionId: tx, meterStop: 1200, timestamp: at(4) });
+    await c2.close();
+    [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ status: 'completed', end_provisional: false, meter_stop_wh: '1200', energy_wh: '1200' });
+    expect(s!.ended_at!.toISOString()).toBe(new Date(T0 + 4 * 60_000).toISOString());
+  });
+
+  it('2.0.1: seqNo restarting per transaction deduplicates nothing; an offline Ended for an unseen transaction opens and closes it', async () => {
+    const ch = await withCharger('ocpp2.0.1', async (cli) => {
+      for (const id of ['A', 'B']) {
+        const base = { transactionInfo: { transactionId: id }, evse: { id: 1 } };
+        const off = id === 'A' ? 0 : 10;
+        await cli.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: at(off), triggerReason: 'Authorized', seqNo: 0, meterValue: [energyValue('ocpp2.0.1', at(off), 1000 * off)] });
+        await cli.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(off + 5), triggerReason: 'StopAuthorized', seqNo: 1, meterValue: [energyValue('ocpp2.0.1', at(off + 5), 1000 * off + 500)] });
+      }
+      await cli.call('TransactionEvent', {
+        transactionInfo: { transactionId: 'C' }, eventType: 'Ended', offline: true, timestamp: at(30), triggerReason: 'StopAuthorized', seqNo: 7, evse: { id: 1 },
+        meterValue: [energyValue('ocpp2.0.1', at(25), 20_000), energyValue('ocpp2.0.1', at(30), 20_700)],
+      });
+    });
+    const s = await sessionsOf(ch.chargerId);
+    expect(s.map((x) => [x.transaction_id, x.energy_wh, x.status])).toEqual([
+      ['A', '500', 'completed'],
+      ['B', '500', 'completed'],
+      ['C', '700', 'completed'],
+    ]);
+    expect(s[2]!.started_at.toISOString()).toBe(new Date(T0 + 25 * 60_000).toISOString());
+  });
+
+  it('records a transaction with an invalid tag under the list policy and answers the real verdict', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const put = await svc.app.inject({
+      method: 'PUT',
+      url: `/admin/chargers/${ch.chargerId}/id-tokens`,
+      headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` },
+      payload: { policy: 'list', tokens: [{ id_token: 'GOOD', status: 'Accepted' }, { id_token: 'OLD', status: 'Accepted', expires_at: '2020-01-01T00:00:00Z' }] },
+    });
+    expect(put.statusCode).toBe(200);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      expect(await cli.call('Authorize', { idTag: 'GOOD' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+      expect(await cli.call('Authorize', { idTag: 'OLD' })).toMatchObject({ idTagInfo: { status: 'Expired' } });
+      const r = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'NOPE', meterStart: 0, timestamp: at(0) })) as { transactionId: number; idTagInfo: { status: string } };
+      expect(r.idTagInfo.status).toBe('Invalid');
+      expect(r.transactionId).toBeGreaterThan(0);
+    } finally {
+      await cli.close();
+    }
+    expect((await sessionsOf(ch.chargerId)).map((x) => x.id_tag)).toEqual(['NOPE']);
+  });
+});
