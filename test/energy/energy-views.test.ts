@@ -1,0 +1,210 @@
+// GET /energy (C6.5), GET /v1/ere-positions (C2.5), the sandbox register-ere helper (C2.6) and the ere-review
+// job, on examples computed by hand.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
+import { testClock } from '../helpers/clock.ts';
+import { aPartner, aUser, bearer, type TestPartner } from '../helpers/factories.ts';
+import { aCharger, anAccountWithConnection, anEnergyMonth, aSession } from '../helpers/energy-factories.ts';
+
+let svc: TestService;
+const admin = bearer(TEST_ADMIN_TOKEN);
+
+beforeAll(async () => {
+  svc = await createTestService({ clock: testClock('2026-11-22T10:00:00Z'), env: { RENEWABLE_SHARE: '2026:0.505', ERE_REVIEW_DAYS: '14' } });
+});
+afterAll(() => svc.close());
+
+const runJob = async (name: string) => {
+  const res = await svc.app.inject({ method: 'POST', url: `/admin/jobs/${name}/run`, headers: admin });
+  expect(res.statusCode).toBe(200);
+  return res.json().result;
+};
+
+describe('GET /energy', () => {
+  it('shows MID energy of eligible accounts beside every charger, newest month first, with lifetime totals', async () => {
+    const user = await aUser(svc.deps);
+    const cpo = await aPartner(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, eligible: true });
+    const nonMid = await aCharger(svc.deps, { accountId: a.accountId, mid: false, ownerUserId: user.userId });
+    const loose = await aCharger(svc.deps, { mid: false, ownerUserId: user.userId }); // no account
+    const b = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, partnerId: cpo.partnerId }); // not eligible
+    await aSession(svc.deps, a.midChargerId!, [['2026-10-05T08:00:00Z', 0], ['2026-10-05T10:00:00Z', 10_000]]);
+    await aSession(svc.deps, nonMid, [['2026-10-06T08:00:00Z', 0], ['2026-10-06T10:00:00Z', 4_000]]);
+    await aSession(svc.deps, a.midChargerId!, [['2026-11-03T08:00:00Z', 10_000], ['2026-11-03T09:00:00Z', 12_505]]);
+    await aSession(svc.deps, loose, [['2026-11-04T08:00:00Z', 500], ['2026-11-04T09:00:00Z', 1_500]]);
+    await anEnergyMonth(svc.deps, { connectionId: b.connectionId, month: '2026-09', kwh: '20.00', source: 'cpo' });
+    await anEnergyMonth(svc.deps, { connectionId: b.connectionId, month: '2026-08', kwh: '5.00', source: 'cpo', status: 'rejected' });
+    await runJob('energy-aggregate');
+    // October of account a is registered: its ERE is the booked figure 10 × 0.332694 = 3.32694 → 3.33
+    const oct = await svc.deps.db.selectFrom('energy_months').select('id').where('connection_id', '=', a.connectionId).where('month', '=', '2026-10').executeTakeFirstOrThrow();
+    await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${oct.id}/review`, headers: admin, payload: { action: 'start' } });
+    const reg = await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${oct.id}/review`, headers: admin, payload: { action: 'register' } });
+    expect(reg.json()).toMatchObject({ status: 'registered', ere: 3.33 });
+
+    const res = await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) });
+    expect(res.statusCode).toBe(200);
+    // November: MID 2,505 Wh → 2.51 kWh (estimate 2.51 × 0.332694 = 0.835… → 0.84 ERE); all chargers 2,505 + 1,000 Wh → 3.51
+    // October: MID 10.00 kWh (3.33 ERE booked); all chargers 10,000 + 4,000 Wh = 14.00
+    // September: account b is not eligible and delivered by its CPO: only in *_all; August was rejected in review
+    expect(res.json()).toEqual({
+      total_kwh: 12.51,
+      total_ere_credits: 4.17,
+      total_sessions: 2,
+      total_kwh_all: 37.51,
+      total_sessions_all: 4,
+      months: [
+        { month: '2026-11', kwh: 2.51, ere_credits: 0.84, sessions: 1, kwh_all: 3.51, sessions_all: 2 },
+        { month: '2026-10', kwh: 10, ere_credits: 3.33, sessions: 1, kwh_all: 14, sessions_all: 2 },
+        { month: '2026-09', kwh: 0, ere_credits: 0, sessions: 0, kwh_all: 20, sessions_all: 0 },
+      ],
+    });
+  });
+
+  it('needs chargers:read and a personal token', async () => {
+    const user = await aUser(svc.deps, { scopes: ['chargers:write'] });
+    expect((await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) })).statusCode).toBe(403);
+    const cpo = await aPartner(svc.deps);
+    expect((await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(await cpo.cpoToken()) })).statusCode).toBe(401);
+  });
+});
+
+describe('GET /v1/ere-positions', () => {
+  let cpo: TestPartner;
+  let a1: { accountId: string; connectionId: string };
+  let a2: { accountId: string; connectionId: string };
+  let a4: { accountId: string; connectionId: string };
+
+  beforeAll(async () => {
+    cpo = await aPartner(svc.deps);
+    a1 = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, cpoExternalRef: 'R-1', eligible: true, createdAt: new Date('2026-01-01T00:00:00Z') });
+    a2 = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, cpoExternalRef: 'R-2', eligible: true, payoutHandler: 'via_cpo_invoicing', feePct: '20', createdAt: new Date('2026-01-02T00:00:00Z') });
+    a4 = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, cpoExternalRef: 'R-3', createdAt: new Date('2026-01-03T00:00:00Z') });
+    await anAccountWithConnection(svc.deps, { partnerId: (await aPartner(svc.deps)).partnerId, cpoExternalRef: 'R-1' }); // another partner's
+    const claimed = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
+    await svc.deps.db.updateTable('accounts').set({ access_channel: 'partner_claim' }).where('id', '=', claimed.accountId).execute();
+
+    await anEnergyMonth(svc.deps, { connectionId: a1.connectionId, month: '2026-05', kwh: '300.00', status: 'registered', ere: '99.81' });
+    await anEnergyMonth(svc.deps, { connectionId: a1.connectionId, month: '2026-07', kwh: '100.00', status: 'rejected' });
+    await anEnergyMonth(svc.deps, { connectionId: a1.connectionId, month: '2026-10', kwh: '250.25', status: 'in_review' });
+    await anEnergyMonth(svc.deps, { connectionId: a1.connectionId, month: '2026-11', kwh: '80.00' });
+    await anEnergyMonth(svc.deps, { connectionId: a1.connectionId, month: '2025-12', kwh: '10.00', status: 'registered', ere: '3.33' });
+    await anEnergyMonth(svc.deps, { connectionId: a2.connectionId, month: '2026-06', kwh: '420.50', status: 'registered', ere: '139.90' });
+
+    // a2 settles through the CPO: sale 100 ERE at 0.180, fee 20 % → 14.40, paid to the partner
+    const sale = (await svc.app.inject({ method: 'POST', url: '/admin/ere/sales', headers: admin, payload: { quarter: '2026-Q3', ere: 100, price_per_ere: '0.180' } })).json();
+    const al = (await svc.app.inject({ method: 'POST', url: `/admin/ere/sales/${sale.sale_id}/allocations`, headers: admin, payload: { account_id: a2.accountId, ere: 100 } })).json();
+    await svc.app.inject({ method: 'POST', url: `/admin/ere/allocations/${al.allocation_id}/payable`, headers: admin });
+    const payout = await svc.app.inject({ method: 'POST', url: '/admin/ere/payouts', headers: admin, payload: { account_id: a2.accountId } });
+    expect(payout.json()).toMatchObject({ paid_to: 'partner', partner_id: cpo.partnerId, ere: 100, net_eur: 14.4 });
+    const stored = await svc.deps.db.selectFrom('ere_payouts').select(['paid_to', 'partner_id', 'net_cents']).where('account_id', '=', a2.accountId).execute();
+    expect(stored).toEqual([{ paid_to: 'partner', partner_id: cpo.partnerId, net_cents: '1440' }]);
+  });
+
+  const get = async (qs: string) => svc.app.inject({ method: 'GET', url: `/v1/ere-positions${qs}`, headers: bearer(await cpo.cpoToken()) });
+
+  it('lists one position per CPO account of the caller for the year, computed by hand', async () => {
+    const res = await get('?year=2026');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ limit: 50, offset: 0, count: 3 });
+    expect(body.positions.map((p: { cpo_external_ref: string }) => p.cpo_external_ref)).toEqual(['R-1', 'R-2', 'R-3']);
+    // R-1: delivered 300 + 250.25 + 80 = 630.25 (July rejected, 2025 another year); pending 250.25 + 80 = 330.25
+    //   October estimate 250.25 × 0.332694 = 83.2566… → 83.26; November 80 × 0.332694 = 26.61552 → 26.62
+    expect(body.positions[0]).toEqual({
+      account_id: a1.accountId,
+      cpo_external_ref: 'R-1',
+      compliance_year: 2026,
+      ere_eligible: true,
+      payout_handler: 'joulo_pays_customer',
+      settled_to: 'customer',
+      delivered_kwh: 630.25,
+      pending_kwh: 330.25,
+      registered_kwh: 300,
+      registered_ere: 99.81,
+      payable_net_eur: 0,
+      paid_net_eur: 0,
+      months: [
+        { month: '2026-05', kwh: 300, status: 'registered', ere: 99.81 },
+        { month: '2026-07', kwh: 100, status: 'rejected', ere: 0 },
+        { month: '2026-10', kwh: 250.25, status: 'in_review', ere: 83.26 },
+        { month: '2026-11', kwh: 80, status: 'delivered', ere: 26.62 },
+      ],
+    });
+    expect(body.positions[1]).toEqual({
+      account_id: a2.accountId,
+      cpo_external_ref: 'R-2',
+      compliance_year: 2026,
+      ere_eligible: true,
+      payout_handler: 'via_cpo_invoicing',
+      settled_to: 'partner',
+      delivered_kwh: 420.5,
+      pending_kwh: 0,
+      registered_kwh: 420.5,
+      registered_ere: 139.9,
+      payable_net_eur: 0,
+      paid_net_eur: 14.4,
+      months: [{ month: '2026-06', kwh: 420.5, status: 'registered', ere: 139.9 }],
+    });
+    expect(body.positions[2]).toMatchObject({ account_id: a4.accountId, ere_eligible: false, delivered_kwh: 0, months: [] });
+    const y2025 = (await get('?year=2025')).statusCode;
+    expect(y2025).toBe(400);
+  });
+
+  it('filters by cpo_external_ref, pages with count = total matching, and refuses bounds', async () => {
+    const one = (await get('?cpo_external_ref=R-2')).json();
+    expect(one).toMatchObject({ count: 1, limit: 50, offset: 0 });
+    expect(one.positions.map((p: { account_id: string }) => p.account_id)).toEqual([a2.accountId]);
+    const page = (await get('?limit=1&offset=1')).json();
+    expect(page).toMatchObject({ count: 3, limit: 1, offset: 1 });
+    expect(page.positions.map((p: { account_id: string }) => p.account_id)).toEqual([a2.accountId]);
+    expect((await get('?offset=5')).json()).toMatchObject({ count: 3, positions: [] });
+    for (const qs of ['?limit=0', '?limit=201', '?offset=-1', '?limit=abc']) {
+      const res = await get(qs);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_request');
+    }
+    const noScope = await cpo.cpoToken(['cpo:sessions:write']);
+    const res = await svc.app.inject({ method: 'GET', url: '/v1/ere-positions', headers: bearer(noScope) });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().required_scope).toBe('cpo:accounts:read');
+  });
+});
+
+describe('POST /sandbox/connections/:connection_id/register-ere and the ere-review job', () => {
+  it('registers a delivered month of the caller only', async () => {
+    const cpo = await aPartner(svc.deps);
+    const stranger = await aPartner(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
+    await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-09', kwh: '12.00' });
+    const url = `/sandbox/connections/${a.connectionId}/register-ere`;
+    const call = (t: string, month: unknown) => svc.app.inject({ method: 'POST', url, headers: bearer(t), payload: { month } });
+
+    const foreign = await call(await stranger.cpoToken(), '2026-09');
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error).toBe('connection_not_found');
+    expect((await call(await cpo.cpoToken(), '2026-9')).json().error).toBe('invalid_month');
+    const missing = await call(await cpo.cpoToken(), '2026-08');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().error).toBe('energy_month_not_found');
+
+    const ok = await call(cpo.apiKey, '2026-09'); // a sandbox partner key works too
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toMatchObject({ ok: true, energy_month: { connection_id: a.connectionId, month: '2026-09', kwh: 12, status: 'registered', ere: 3.99 } }); // 12 × 0.332694 = 3.992328
+    const again = await call(await cpo.cpoToken(), '2026-09');
+    expect(again.json()).toEqual(ok.json());
+    const row = await svc.deps.db.selectFrom('energy_months').select(['status', 'registered_at']).where('connection_id', '=', a.connectionId).executeTakeFirstOrThrow();
+    expect(row.status).toBe('registered');
+    expect(row.registered_at).not.toBeNull();
+  });
+
+  it('ere-review moves delivered months whose review is due (14 days after the month) to in_review', async () => {
+    const a = await anAccountWithConnection(svc.deps);
+    const oct = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-10', kwh: '1.00' }); // due 2026-11-15
+    const nov = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-11', kwh: '1.00' }); // due 2026-12-15
+    const result = await runJob('ere-review');
+    expect(result.months).toContain('2026-10');
+    expect(result.months).not.toContain('2026-11');
+    const rows = await svc.deps.db.selectFrom('energy_months').select(['id', 'status']).where('id', 'in', [oct, nov]).execute();
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual({ [oct]: 'in_review', [nov]: 'delivered' });
+  });
+});

@@ -1,0 +1,168 @@
+// The ERE ledger through the admin API (review, sales, allocations, payable, payouts) and GET /ere-position on a
+// worked example whose every figure is computed by hand below (docs/ere-position.md walks the same example).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
+import { testClock } from '../helpers/clock.ts';
+import { aPartner, aUser, bearer } from '../helpers/factories.ts';
+import { anAccountWithConnection, anEnergyMonth } from '../helpers/energy-factories.ts';
+
+let svc: TestService;
+const admin = bearer(TEST_ADMIN_TOKEN);
+
+beforeAll(async () => {
+  // ERE per kWh 2026 = 0.505 × 183 × 3.6 / 1000 = 0.332694; indicative price 0.150; review 14 days after month end
+  svc = await createTestService({
+    clock: testClock('2026-11-22T10:00:00Z'),
+    env: { ERE_INDICATIVE_PRICE_EUR: '0.150', ERE_FEE_PCT: '15', ERE_REVIEW_DAYS: '14', RENEWABLE_SHARE: '2026:0.505' },
+  });
+});
+afterAll(() => svc.close());
+
+const post = (url: string, payload: unknown = {}) => svc.app.inject({ method: 'POST', url, headers: admin, payload: payload as object });
+
+describe('ERE ledger and GET /ere-position', () => {
+  it('computes every field of the worked example', async () => {
+    const user = await aUser(svc.deps);
+    const partner = await aPartner(svc.deps);
+    await svc.deps.db.updateTable('partners').set({ fee_pct: '20' }).where('id', '=', partner.partnerId).execute();
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, partnerId: partner.partnerId, eligible: true });
+    const may = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-05', kwh: '300.00', sessions: 20 });
+    const jun = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-06', kwh: '420.50', sessions: 25 });
+    const jul = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-07', kwh: '100.00', sessions: 5 });
+    await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-10', kwh: '250.25', sessions: 12, status: 'in_review' });
+    await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-11', kwh: '80.00', sessions: 4 });
+
+    // review: delivered → in_review → registered; a delivered month cannot be registered directly
+    const direct = await post(`/admin/energy-months/${may}/review`, { action: 'register' });
+    expect(direct.statusCode).toBe(409);
+    expect(direct.json().error).toBe('invalid_transition');
+    for (const id of [may, jun]) {
+      expect((await post(`/admin/energy-months/${id}/review`, { action: 'start' })).json().status).toBe('in_review');
+    }
+    const regMay = await post(`/admin/energy-months/${may}/review`, { action: 'register' });
+    expect(regMay.statusCode).toBe(200);
+    expect(regMay.json()).toMatchObject({ month: '2026-05', status: 'registered', ere: 99.81 }); // 300 × 0.332694 = 99.8082
+    expect((await post(`/admin/energy-months/${jun}/review`, { action: 'register' })).json().ere).toBe(139.9); // 420.50 × 0.332694 = 139.897827
+    expect((await post(`/admin/energy-months/${jul}/review`, { action: 'reject', note: 'meter not MID' })).json().status).toBe('rejected');
+    const stored = await svc.deps.db.selectFrom('energy_months').select(['month', 'status']).where('connection_id', '=', a.connectionId).orderBy('month').execute();
+    expect(stored.map((r) => `${r.month}:${r.status}`)).toEqual(['2026-05:registered', '2026-06:registered', '2026-07:rejected', '2026-10:in_review', '2026-11:delivered']);
+
+    // sales and allocations (fee 20 % from the partner agreement: the account has none of its own)
+    const s1 = (await post('/admin/ere/sales', { quarter: '2026-Q3', ere: 1000, price_per_ere: '0.180' })).json();
+    const s2 = (await post('/admin/ere/sales', { quarter: '2026-Q4', ere: 500, price_per_ere: 0.2 })).json();
+    const s3 = (await post('/admin/ere/sales', { quarter: '2026-Q4', ere: 500, price_per_ere: 0.19 })).json();
+    expect(s1).toMatchObject({ quarter: '2026-Q3', ere: 1000, price_per_ere: 0.18, allocated_ere: 0 });
+    const al1 = await post(`/admin/ere/sales/${s1.sale_id}/allocations`, { account_id: a.accountId, ere: 100 });
+    expect(al1.statusCode).toBe(201);
+    expect(al1.json()).toMatchObject({ status: 'reserved', fee_pct: 20, net_eur: 14.4 }); // 100 × 0.180 × 0.80
+    const al2 = (await post(`/admin/ere/sales/${s2.sale_id}/allocations`, { account_id: a.accountId, ere: 50 })).json();
+    const al3 = (await post(`/admin/ere/sales/${s3.sale_id}/allocations`, { account_id: a.accountId, ere: 30 })).json();
+    // registered 239.71 − allocated 180 = 59.71 left: 60 is too much
+    const over = await post(`/admin/ere/sales/${s3.sale_id}/allocations`, { account_id: a.accountId, ere: 60 });
+    expect(over.statusCode).toBe(409);
+    expect(over.json().error).toBe('insufficient_registered_ere');
+    expect((await post('/admin/ere/payouts', { account_id: a.accountId })).json().error).toBe('nothing_payable');
+    expect((await post(`/admin/ere/allocations/${al1.json().allocation_id}/payable`)).json().status).toBe('payable');
+    expect((await post(`/admin/ere/allocations/${al2.allocation_id}/payable`)).json().status).toBe('payable');
+    const payout = await post('/admin/ere/payouts', { account_id: a.accountId, reference: 'SEPA-1' });
+    expect(payout.statusCode).toBe(201);
+    // paid: allocations 1 and 2 → 14.40 + 50 × 0.200 × 0.80 = 8.00 → 22.40 to the customer
+    expect(payout.json()).toMatchObject({ paid_to: 'customer', ere: 150, net_eur: 22.4 });
+    expect((await post(`/admin/ere/allocations/${al2.allocation_id}/payable`)).json().error).toBe('invalid_transition');
+    // a paid allocation stays paid; allocation 3 stays reserved; a fourth one becomes payable
+    const s4 = (await post('/admin/ere/sales', { quarter: '2026-Q4', ere: 100, price_per_ere: '0.200' })).json();
+    const al4 = (await post(`/admin/ere/sales/${s4.sale_id}/allocations`, { account_id: a.accountId, ere: 20 })).json();
+    await post(`/admin/ere/allocations/${al4.allocation_id}/payable`);
+    const allocs = await svc.deps.db.selectFrom('ere_allocations').select(['id', 'status', 'ere']).where('account_id', '=', a.accountId).execute();
+    expect(Object.fromEntries(allocs.map((x) => [x.id, x.status]))).toEqual({
+      [al1.json().allocation_id]: 'paid',
+      [al2.allocation_id]: 'paid',
+      [al3.allocation_id]: 'reserved',
+      [al4.allocation_id]: 'payable',
+    });
+
+    const res = await svc.app.inject({ method: 'GET', url: '/ere-position?year=2026', headers: bearer(user.token) });
+    expect(res.statusCode).toBe(200);
+    // By hand. Factor 0.332694 ERE/kWh; fee 20 %; indicative price 0.150. Today 2026-11-22 (Amsterdam).
+    // registered 99.81 + 139.90 = 239.71; allocated 100 (paid) + 50 (paid) + 30 (reserved) + 20 (payable) = 200
+    // allocatable 239.71 − 200 = 39.71 ERE = 39.71 / 0.332694 = 119.358… → 119.36 kWh
+    // pending (Oct in_review + Nov delivered) 250.25 + 80 = 330.25 kWh → × 0.332694 = 109.872… → 109.87 ERE,
+    //   × 0.150 × 0.80 = 13.1844 → 13.18 EUR; sessions 12 + 4 = 16; ready when November's review is due: 2026-12-15 00:00 Amsterdam
+    // paid 150 ERE: 100 × 0.180 + 50 × 0.200 = 28.00 gross → price 0.18667 → 0.187; net 14.40 + 8.00 = 22.40
+    // payable 20 × 0.200 = 4.00 → net 3.20; reserved 30 × 0.190 = 5.70 → net 4.56
+    // realized average (28.00 + 4.00 + 5.70) / 200 = 0.1885 → 0.189 (half away from zero)
+    // pace: 300 + 420.50 + 250.25 + 80 = 1,050.75 kWh (July rejected) since 2026-05-01: 205 days (not floored, high)
+    //   rest of year 2026-11-22 → 2027-01-01 = 40 days: 1,050.75 × 40 / 205 = 205.024… → 205.02 kWh → 68.2089… → 68.21 ERE
+    //   → × 0.12 = 8.1852 → 8.19 EUR; whole year at pace 1,050.75 × 365 / 205 = 1,870.85 kWh → 622.4205… → 622.42 ERE → 74.69 EUR
+    // unsold ytd 39.71 + 109.87 = 149.58 ERE → × 0.12 = 17.9496 → 17.95 EUR; unsold total 149.58 + 68.21 = 217.79, 17.95 + 8.19 = 26.14
+    // ytd expected = realized nets 22.40 + 3.20 + 4.56 = 30.16, + 17.95 = 48.11; total 48.11 + 8.19 = 56.30
+    expect(res.json()).toEqual({
+      compliance_year: 2026,
+      effective_fee_pct: 20,
+      indicative_price_per_ere: 0.15,
+      allocatable_ere: 39.71,
+      allocatable_kwh: 119.36,
+      pending_ere: 109.87,
+      pending_kwh: 330.25,
+      pending_forecast_net_eur: 13.18,
+      pending_sessions: 16,
+      pending_ready_at: '2026-12-15T00:00:00+01:00',
+      realized_avg_price: 0.189,
+      paid: { ere: 150, net_eur: 22.4, price_per_ere: 0.187 },
+      payable: { ere: 20, net_eur: 3.2, price_per_ere: 0.2 },
+      reserved: { ere: 30, net_eur: 4.56, price_per_ere: 0.19 },
+      unsold: { ere: 217.79, forecast_net_eur: 26.14, ytd_ere: 149.58, ytd_forecast_net_eur: 17.95, future_ere: 68.21, future_forecast_net_eur: 8.19 },
+      forecast_confidence: 'high',
+      forecast_is_projected: true,
+      forecast_history_days: 205,
+      forecast_rate_floored: false,
+      forecast_pace_total_eur: 74.69,
+      ytd_expected_eur: 48.11,
+      total_expected_eur: 56.3,
+      quarters: [
+        { quarter: '2026-Q1', ere: 0, sold_ere: 0, price_per_ere: 0 },
+        { quarter: '2026-Q2', ere: 239.71, sold_ere: 0, price_per_ere: 0 },
+        { quarter: '2026-Q3', ere: 0, sold_ere: 100, price_per_ere: 0.18 },
+        // Q4: 50 × 0.200 + 30 × 0.190 + 20 × 0.200 = 19.70 over 100 ERE
+        { quarter: '2026-Q4', ere: 0, sold_ere: 100, price_per_ere: 0.197 },
+      ],
+    });
+  });
+
+  it('a short history floors the pace at 30 days; a later year is empty', async () => {
+    const user = await aUser(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, eligible: true });
+    await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-11', kwh: '63.00', sessions: 3 });
+    const res = (await svc.app.inject({ method: 'GET', url: '/ere-position', headers: bearer(user.token) })).json();
+    // 21 days of history (2026-11-01 → 11-22) < 30: rate = 63 / 30 = 2.1 kWh/day; 40 days left → 84 kWh → 27.946296 → 27.95 ERE
+    // fee ERE_FEE_PCT 15 % (no account or partner fee): 27.95 × 0.150 × 0.85 = 3.563625 → 3.56
+    expect(res).toMatchObject({
+      compliance_year: 2026,
+      effective_fee_pct: 15,
+      forecast_history_days: 21,
+      forecast_rate_floored: true,
+      forecast_confidence: 'low',
+      pending_kwh: 63,
+      pending_ere: 20.96, // 63 × 0.332694 = 20.959722
+      unsold: { future_ere: 27.95, future_forecast_net_eur: 3.56 },
+      // year at pace: 63 × 365 / 30 = 766.50 kWh → 255.009951 → 255.01 ERE → × 0.1275 = 32.513775 → 32.51
+      forecast_pace_total_eur: 32.51,
+      pending_ready_at: '2026-12-15T00:00:00+01:00',
+    });
+    const next = (await svc.app.inject({ method: 'GET', url: '/ere-position?year=2027', headers: bearer(user.token) })).json();
+    expect(next).toMatchObject({ compliance_year: 2027, pending_kwh: 0, allocatable_ere: 0, forecast_confidence: 'none', forecast_pace_total_eur: null, pending_ready_at: null, forecast_is_projected: false });
+  });
+
+  it('refuses a year before 2026 or not a number with 400 invalid_request, and needs chargers:read', async () => {
+    const user = await aUser(svc.deps);
+    for (const q of ['year=2025', 'year=abc', 'year=2026.5']) {
+      const res = await svc.app.inject({ method: 'GET', url: `/ere-position?${q}`, headers: bearer(user.token) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_request');
+    }
+    const noScope = await aUser(svc.deps, { scopes: ['chargers:write'] });
+    const res = await svc.app.inject({ method: 'GET', url: '/ere-position', headers: bearer(noScope.token) });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ error: 'Insufficient scope', required_scope: 'chargers:read' });
+  });
+});
