@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
-import { aPartner, type TestPartner } from '../helpers/factories.ts';
+import { aPartner, aUser, type TestPartner } from '../helpers/factories.ts';
 
 describe('POST /oauth/token (C1.1)', () => {
   let svc: TestService;
@@ -60,6 +60,16 @@ describe('POST /oauth/token (C1.1)', () => {
     expect(res.json()).toEqual({ error: 'invalid_client', detail: expect.any(String) });
   });
 
+  it('a token issued an hour ago is expired; the injected clock decides', async () => {
+    const { resolveBearer } = await import('../../src/domain/credentials/tokens.ts');
+    const token = await partner.cpoToken();
+    expect(await resolveBearer(svc.deps, token)).toMatchObject({ kind: 'cpo', partnerId: partner.partnerId });
+    clock.advance(3600_000);
+    expect(await resolveBearer(svc.deps, token)).toBeNull();
+    const row = await svc.deps.db.selectFrom('access_tokens').select(['created_at', 'expires_at']).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(3600_000);
+  });
+
   it.each([
     [{ grant_type: 'password' }, 400, 'unsupported_grant_type'],
     [{ client_id: 'x', client_secret: 'y' }, 400, 'invalid_request'],
@@ -90,16 +100,21 @@ describe('POST /oauth/token (C1.1)', () => {
 
   it('stores no secret in plain text', async () => {
     const token = await partner.cpoToken();
+    const user = await aUser(svc.deps);
     const dump = JSON.stringify(
       await Promise.all([
         svc.deps.db.selectFrom('cpo_clients').selectAll().execute(),
         svc.deps.db.selectFrom('access_tokens').selectAll().execute(),
         svc.deps.db.selectFrom('partner_api_keys').selectAll().execute(),
+        svc.deps.db.selectFrom('personal_tokens').selectAll().execute(),
       ]),
     );
     expect(dump).not.toContain(partner.clientSecret);
     expect(dump).not.toContain(token);
     expect(dump).not.toContain(partner.apiKey);
+    expect(dump).not.toContain(user.token);
+    // the key hint is a prefix and the last four characters, never enough to use the key
+    expect(dump).toContain(partner.apiKey.slice(-4));
   });
 
   it('malformed JSON gives 400 invalid_json', async () => {
