@@ -58,6 +58,8 @@ export interface ChargePointOptions {
   liveTimeScale?: number;
   /** register value the charger's meter starts from (Wh); default 0 */
   initialRegisterWh?: number;
+  /** 1.6: add the end reading as transactionData to StopTransaction, as most chargers do; default true */
+  stopTransactionData?: boolean;
   stats?: Stats;
   log?: (line: string) => void;
   now?: () => Date;
@@ -110,9 +112,12 @@ interface QueuedCall {
 
 const TX_METHODS = new Set(['StartTransaction', 'StopTransaction', 'MeterValues', 'TransactionEvent']);
 
-/** UTC timestamp without milliseconds, as most chargers send it */
+/**
+ * UTC timestamp; whole seconds are sent without milliseconds (as most chargers do), live readings keep theirs
+ * so that two readings within one second never look like an instantaneous jump
+ */
 export function iso(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return d.toISOString().replace(/\.000Z$/, 'Z');
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -193,6 +198,7 @@ export class ChargePoint extends EventEmitter {
       liveMeterIntervalMs: options.liveMeterIntervalMs ?? 60_000,
       liveTimeScale: options.liveTimeScale ?? 1,
       initialRegisterWh: options.initialRegisterWh ?? 0,
+      stopTransactionData: options.stopTransactionData ?? true,
     };
     this.stats = options.stats ?? new Stats();
     this.log = options.log ?? (() => {});
@@ -697,7 +703,7 @@ export class ChargePoint extends EventEmitter {
         meterStop: wh,
         timestamp: stamp,
         reason,
-        transactionData: [this.meterValue(wh, at, 'Transaction.End', tx.quirks)],
+        ...(this.opts.stopTransactionData ? { transactionData: [this.meterValue(wh, at, 'Transaction.End', tx.quirks)] } : {}),
       }));
     } else {
       const map201: Record<string, [string, string]> = {

@@ -18,6 +18,7 @@ Connection
   --vendor V --model M --serial S --firmware F   sent in BootNotification (default Alfen BV / NG910-60023)
   --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
   --timeout-ms MS        call timeout, default 30000
+  --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
   --scenario NAME        boot | session | month | offline | quirks | storm (single charger, default boot)
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
       firmware: { type: 'string' },
       connectors: { type: 'string' },
       'timeout-ms': { type: 'string' },
+      'no-stop-data': { type: 'boolean', default: false },
       scenario: { type: 'string' },
       energy: { type: 'string' },
       power: { type: 'string' },
@@ -167,6 +169,7 @@ async function main(): Promise<void> {
     ...(a.connectors ? { connectors: Math.max(1, int('connectors', a.connectors)!) } : {}),
     ...(quirks ? { quirks } : {}),
     callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
+    ...(a['no-stop-data'] ? { stopTransactionData: false } : {}),
   };
 
   const abort = new AbortController();

@@ -18,6 +18,7 @@ export interface FleetOptions {
   firmware?: string;
   connectors?: number;
   quirks?: Quirk[];
+  stopTransactionData?: boolean;
   /** chargers started per second (default 50) */
   rampPerSecond?: number;
   workload?: FleetWorkload;
@@ -104,6 +105,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       callTimeoutMs: o.callTimeoutMs ?? 30_000,
       // a fleet must not reconnect behind the workload's back: the storm is driven explicitly
       autoReconnect: false,
+      ...(o.stopTransactionData === false ? { stopTransactionData: false } : {}),
       ...(o.vendor ? { vendor: o.vendor } : {}),
       ...(o.model ? { model: o.model } : {}),
       ...(o.firmware ? { firmware: o.firmware } : {}),

@@ -88,7 +88,7 @@ describe.each(PROTOCOLS)('simulator against the bare server, %s', (protocol) => 
   it('retries a Pending boot after the interval, answers Reset by rebooting and RemoteStop by stopping', async () => {
     const pendingServer = await startBareServer({ record: true, pendingBoots: 1, pendingIntervalS: 1 });
     const identity = id('cmd');
-    const cp = new ChargePoint({ url: pendingServer.url, identity, protocol, rebootDelayMs: 100, minBootRetryMs: 100, liveMeterIntervalMs: 100, livePowerW: 36_000 });
+    const cp = new ChargePoint({ url: pendingServer.url, identity, protocol, rebootDelayMs: 100, minBootRetryMs: 100, liveMeterIntervalMs: 250, livePowerW: 7_400 });
     try {
       await cp.start();
       expect(cp.lastBootStatus).toBe('Accepted');
