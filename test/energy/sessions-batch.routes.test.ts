@@ -158,4 +158,13 @@ describe('POST /v1/sessions:batch', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ error: 'Insufficient scope', required_scope: 'cpo:sessions:write' });
   });
+
+  it('is described in /openapi.json with one colon, beside the other energy routes', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const paths = Object.keys(res.json().paths);
+    for (const p of ['/v1/sessions:batch', '/energy', '/ere-position', '/v1/ere-positions', '/admin/energy-months/{id}/review', '/sandbox/connections/{connection_id}/register-ere']) {
+      expect(paths).toContain(p);
+    }
+  });
 });

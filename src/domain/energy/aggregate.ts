@@ -86,7 +86,7 @@ export async function aggregateMonthlyEnergy(deps: Deps): Promise<AggregateSumma
       .selectFrom('connections')
       .select(['id', 'account_id'])
       .where('status', '=', 'active')
-      .orderBy('created_at')
+      .orderBy('id') // rows are written in (connection, month) order, as a CPO batch writes them: no deadlock
       .execute();
     const byAccount = new Map<string, string[]>();
     for (const c of conns) byAccount.set(c.account_id, [...(byAccount.get(c.account_id) ?? []), c.id]);
