@@ -24,7 +24,7 @@ export const MandateLinkResponse = z.object({
   mandate_status: MandateStatusEnum,
 });
 
-export const SandboxSignBody = z.object({ full_name: z.string().optional() }).loose().optional();
+export const SandboxSignBody = z.object({ full_name: z.string().optional() }).loose().nullish();
 
 export const SandboxSignResponse = z.object({
   ok: z.boolean(),

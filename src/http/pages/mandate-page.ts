@@ -96,7 +96,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
             locale: z.enum(['nl', 'en']).optional().catch(undefined),
           })
           .loose()
-          .optional(),
+          .nullish(),
       },
     },
     async (req, reply) => {

@@ -51,7 +51,7 @@ export const sandboxOnboardingRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags: ['Sandbox helpers'],
         summary: "Run the periodic EAN re-check now over the caller's unverified connections (sandbox only)",
-        body: z.object({}).loose().optional(),
+        body: z.object({}).loose().nullish(),
         response: { 200: RecheckResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
       },
     },
