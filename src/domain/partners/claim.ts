@@ -82,7 +82,13 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   let accountId: string;
   let connectionId: string | null = null;
   try {
-    userId = (await createUser(deps, { email: d.email, full_name: d.contact_name ?? d.name })).user_id;
+    // an existing user (by e-mail, case-insensitive) is linked as is; otherwise the user is created
+    const existing = await deps.db
+      .selectFrom('users')
+      .select('id')
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', d.email_lower))
+      .executeTakeFirst();
+    userId = existing?.id ?? (await createUser(deps, { email: d.email, full_name: d.contact_name ?? d.name })).user_id;
     const displayName = d.company_name ?? d.name;
     if (withConnection) {
       const r = await createConceptAccount(deps, {

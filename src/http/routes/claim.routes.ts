@@ -72,6 +72,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags: ['Claim page'],
         summary: 'Confirm the claim: creates or links the user, the concept account (and connection), then links to signing',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
         params: Params,
         querystring: LocaleQuery,
         body: z

@@ -1,0 +1,190 @@
+// C3.4 / C6.7: the claim page in a real headless Chromium (playwright-core): see the pre-registration,
+// confirm, then the account exists and the page leads to the machtiging signing step. Claimed twice → 410,
+// never a second user or account; an unknown or tampered token → 404.
+import fs from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { aPartner, aUser, type TestPartner } from '../helpers/factories.ts';
+import { aPartnerCharger, anEan, postCustomers, registerEans, tokenOf } from '../helpers/partner-factories.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+let svc: TestService;
+let browser: Browser;
+let partner: TestPartner;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`The claim page test needs Chromium at ${CHROMIUM} (apt-get install -y chromium); it is not installed.`);
+  }
+  svc = await createTestService({ listen: true });
+  partner = await aPartner(svc.deps, { name: 'Zonnig Laden BV' });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await svc?.close();
+});
+
+async function draftFor(customer: Record<string, unknown>): Promise<{ url: string; draftId: string }> {
+  const res = await postCustomers(svc, partner.apiKey, { consent: true, send_invite: false, customers: [customer] });
+  expect(res.statusCode).toBe(200);
+  const c = res.json().created[0];
+  return { url: c.claim_url, draftId: c.draft_id };
+}
+
+const countUsers = async (email: string) =>
+  (await svc.deps.db.selectFrom('users').select('id').where('email', '=', email).execute()).length;
+
+describe('claim page in Chromium', () => {
+  it('shows the draft, confirms it, creates user, account and connection, and links to the signing page', async () => {
+    const ean = anEan();
+    await registerEans(svc.deps, [{ ean_code: ean, postal_code: '1017CT', house_number: '20' }]);
+    const charger = await aPartnerCharger(svc.deps, { partnerId: partner.partnerId, brand: 'Alfen', serial: 'CLAIM-1' });
+    const { url, draftId } = await draftFor({
+      name: 'Sanne de Vries',
+      email: 'sanne@klant.nl',
+      postal_code: '1017 CT',
+      house_number: '20',
+      city: 'Amsterdam',
+      charger_brand: 'Alfen',
+      charger_serial: 'CLAIM-1',
+    });
+    expect(url.startsWith(svc.url + '/claim/')).toBe(true);
+
+    const page = await browser.newPage();
+    const first = await page.goto(url);
+    expect(first?.status()).toBe(200);
+    expect(await page.locator('html').getAttribute('lang')).toBe('nl');
+    expect(await page.locator('h1').textContent()).toBe('Uw aanmelding bevestigen');
+    expect(await page.locator('#draft-name').textContent()).toBe('Sanne de Vries');
+    expect(await page.locator('#draft-email').textContent()).toBe('sanne@klant.nl');
+    expect(await page.locator('#draft-address').textContent()).toBe('20, 1017 CT Amsterdam');
+    expect(await page.locator('#draft-ean').textContent()).toBe(ean);
+    expect(await page.locator('body').textContent()).toContain('Zonnig Laden BV');
+
+    await page.fill('#street', 'Herengracht');
+    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    expect(await page.locator('h1').textContent()).toBe('Uw account is aangemaakt');
+    const signHref = await page.locator('#sign').getAttribute('href');
+    expect(signHref).toMatch(new RegExp(`^${svc.url}/mandates/[A-Za-z0-9_-]+$`));
+
+    // stored: the user, the concept account (partner_claim) with its connection, the claimed draft, the charger
+    const user = await svc.deps.db.selectFrom('users').selectAll().where('email', '=', 'sanne@klant.nl').executeTakeFirstOrThrow();
+    const account = await svc.deps.db.selectFrom('accounts').selectAll().where('owner_user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(account).toMatchObject({ access_channel: 'partner_claim', partner_id: partner.partnerId, display_name: 'Sanne de Vries' });
+    const conn = await svc.deps.db.selectFrom('connections').selectAll().where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    expect(conn).toMatchObject({ ean_code: ean, street: 'Herengracht', house_number: '20', city: 'Amsterdam', mandate_status: 'pending', registration_status: 'concept' });
+    const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', draftId).executeTakeFirstOrThrow();
+    expect(draft).toMatchObject({ status: 'claimed', claimed_user_id: user.id, claimed_account_id: account.id, claimed_connection_id: conn.id });
+    const ch = await svc.deps.db.selectFrom('chargers').selectAll().where('id', '=', charger.chargerId).executeTakeFirstOrThrow();
+    expect(ch).toMatchObject({ owner_user_id: user.id, account_id: account.id });
+
+    // the link leads to the onboarding area's signing page
+    const signing = await page.goto(signHref!);
+    expect(signing?.status()).toBe(200);
+    expect(await page.locator('body').textContent()).toContain(ean);
+
+    // claimed twice: a 410 page, and no second user or account
+    const again = await page.goto(url);
+    expect(again?.status()).toBe(410);
+    expect(await page.locator('h1').textContent()).toBe('Al bevestigd');
+    const post = await svc.app.inject({ method: 'POST', url: `/claim/${tokenOf(url)}`, payload: { street: 'Herengracht' } });
+    expect(post.statusCode).toBe(410);
+    expect(await countUsers('sanne@klant.nl')).toBe(1);
+    expect((await svc.deps.db.selectFrom('accounts').select('id').where('owner_user_id', '=', user.id).execute()).length).toBe(1);
+    await page.close();
+  });
+
+  it('speaks English with ?locale=en and links an existing user by e-mail; no address → account without connection', async () => {
+    const { url, draftId } = await draftFor({ name: 'Tom Bakker', email: 'tom@klant.nl', company_name: 'Bakker Advies' });
+    // the customer signed up directly after the upload: the claim links that user, it creates no second one
+    const existing = await aUser(svc.deps, { email: 'TOM@klant.nl', full_name: 'Tom B.' });
+    const page = await browser.newPage();
+    await page.goto(url + '?locale=en');
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    expect(await page.locator('h1').textContent()).toBe('Confirm your registration');
+    expect(await page.locator('#draft-company').textContent()).toBe('Bakker Advies');
+    expect(await page.locator('#street').count()).toBe(0);
+    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    expect(await page.locator('h1').textContent()).toBe('Your account has been created');
+    expect(await page.locator('#no-connection').count()).toBe(1);
+    const account = await svc.deps.db.selectFrom('accounts').selectAll().where('owner_user_id', '=', existing.userId).executeTakeFirstOrThrow();
+    expect(account).toMatchObject({ access_channel: 'partner_claim', display_name: 'Bakker Advies' });
+    expect(await svc.deps.db.selectFrom('connections').select('id').where('account_id', '=', account.id).execute()).toEqual([]);
+    expect((await svc.deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', 'tom@klant.nl')).execute()).length).toBe(1);
+    const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', draftId).executeTakeFirstOrThrow();
+    expect(draft).toMatchObject({ status: 'claimed', claimed_user_id: existing.userId, claimed_connection_id: null });
+    await page.close();
+  });
+
+  it('shows a 404 page for an unknown or tampered token', async () => {
+    const { url } = await draftFor({ name: 'Eva', email: 'eva@klant.nl' });
+    const token = tokenOf(url);
+    const tampered = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
+    const page = await browser.newPage();
+    for (const t of [tampered, 'nonsense', token + 'x']) {
+      const res = await page.goto(`${svc.url}/claim/${t}`);
+      expect(res?.status()).toBe(404);
+      expect(await page.locator('h1').textContent()).toBe('Link niet gevonden');
+    }
+    const post = await svc.app.inject({ method: 'POST', url: `/claim/${tampered}`, payload: {} });
+    expect(post.statusCode).toBe(404);
+    expect(await countUsers('eva@klant.nl')).toBe(0);
+    await page.close();
+  });
+});
+
+describe('claim confirmation (HTTP)', () => {
+  it('two simultaneous confirmations create one user and one account: the other gets 410', async () => {
+    const { url, draftId } = await draftFor({ name: 'Gijs', email: 'gijs@klant.nl' });
+    const path = `/claim/${tokenOf(url)}`;
+    const [a, b] = await Promise.all([
+      svc.app.inject({ method: 'POST', url: path, payload: {} }),
+      svc.app.inject({ method: 'POST', url: path, payload: {} }),
+    ]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 410]);
+    expect(await countUsers('gijs@klant.nl')).toBe(1);
+    const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', draftId).executeTakeFirstOrThrow();
+    const accounts = await svc.deps.db.selectFrom('accounts').select('id').where('owner_user_id', '=', draft.claimed_user_id!).execute();
+    expect(accounts.map((x) => x.id)).toEqual([draft.claimed_account_id]);
+  });
+
+  it('asks for the street when EAN and address are known, and lets the customer pick among EAN candidates', async () => {
+    const a = anEan();
+    const b = anEan();
+    await registerEans(svc.deps, [
+      { ean_code: a, postal_code: '6811AA', house_number: '4', house_number_addition: 'A' },
+      { ean_code: b, postal_code: '6811AA', house_number: '4', house_number_addition: 'B' },
+    ]);
+    const res = await postCustomers(svc, partner.apiKey, {
+      consent: true,
+      send_invite: false,
+      customers: [{ name: 'Iris', email: 'iris@klant.nl', postal_code: '6811AA', house_number: '4', city: 'Arnhem' }],
+    });
+    const created = res.json().created[0];
+    expect(created).toMatchObject({ ean_status: 'candidates', ean_candidates: 2 });
+    const path = `/claim/${tokenOf(created.claim_url)}`;
+    const form = await svc.app.inject({ method: 'GET', url: path });
+    expect(form.statusCode).toBe(200);
+    expect(form.headers['content-type']).toMatch(/^text\/html/);
+    expect(form.body).toContain(`<option value="${a}">`);
+    const wrong = await svc.app.inject({ method: 'POST', url: path, payload: { street: 'Markt', ean: anEan() } });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain('id="error"');
+    const noStreet = await svc.app.inject({ method: 'POST', url: path, payload: { ean: b } });
+    expect(noStreet.statusCode).toBe(400);
+    expect(await countUsers('iris@klant.nl')).toBe(0);
+    const ok = await svc.app.inject({ method: 'POST', url: path, payload: { ean: b, street: 'Markt' } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.body).toContain('/mandates/');
+    const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', created.draft_id).executeTakeFirstOrThrow();
+    const conn = await svc.deps.db.selectFrom('connections').selectAll().where('id', '=', draft.claimed_connection_id!).executeTakeFirstOrThrow();
+    expect(conn).toMatchObject({ ean_code: b, street: 'Markt', house_number: '4', city: 'Arnhem' });
+    expect(draft).toMatchObject({ ean_code: b, ean_status: 'resolved' });
+  });
+});

@@ -1,0 +1,227 @@
+// C3.5 invites: the outbox, SMTP delivery (against a local SMTP server started here), retries with backoff,
+// hard bounces and unsubscribes on the suppression list, GET /admin/outbox (C1.6), referral codes.
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { testClock, type TestClock } from '../helpers/clock.ts';
+import { aPartner, type TestPartner } from '../helpers/factories.ts';
+import { adminHeaders, postCustomers, postImport } from '../helpers/partner-factories.ts';
+import { deliverOutbox, MAX_ATTEMPTS } from '../../src/domain/invites/index.ts';
+import { findJob } from '../../src/jobs/registry.ts';
+
+interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+let smtp: SMTPServer;
+let received: Received[] = [];
+const tempFailures = new Map<string, number>(); // address → remaining 451 answers
+let svc: TestService;
+let clock: TestClock;
+let partner: TestPartner;
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(address, _session, cb) {
+      if (address.address.startsWith('bounce')) {
+        return cb(Object.assign(new Error('5.1.1 No such user here'), { responseCode: 550 }));
+      }
+      const left = tempFailures.get(address.address) ?? 0;
+      if (left > 0) {
+        tempFailures.set(address.address, left - 1);
+        return cb(Object.assign(new Error('4.2.1 Mailbox busy, try later'), { responseCode: 451 }));
+      }
+      cb();
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
+  const port = (smtp.server.address() as AddressInfo).port;
+  clock = testClock('2026-11-22T10:00:00Z');
+  svc = await createTestService({ clock, env: { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'ERE Gateway <invites@ere-gateway.nl>' } });
+  partner = await aPartner(svc.deps, { name: 'Groen Laden' });
+});
+afterAll(async () => {
+  await svc?.close();
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+
+const outboxRows = () => svc.deps.db.selectFrom('outbox_messages').selectAll().orderBy('to_email').execute();
+const job = () => findJob('outbox-deliver')!;
+const unfold = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/\r?\n[ \t]+/g, ' ');
+
+describe('invites by SMTP', () => {
+  it('queues one invite per draft, delivers by SMTP, retries a temporary failure, suppresses a hard bounce', async () => {
+    tempFailures.set('later@klant.nl', 1);
+    const res = await postCustomers(svc, partner.apiKey, {
+      consent: true,
+      customers: [
+        { name: 'Olga', email: 'olga@klant.nl' },
+        { name: 'Bounce', email: 'bounce@klant.nl' },
+        { name: 'Later', email: 'later@klant.nl' },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.claim_urls).toEqual([]); // send_invite defaults to true: the links go by e-mail
+    const olgaUrl = body.created[0].claim_url as string;
+
+    const outbox = await svc.app.inject({ method: 'GET', url: '/admin/outbox', headers: adminHeaders });
+    expect(outbox.statusCode).toBe(200);
+    const messages = outbox.json().messages;
+    expect(messages).toHaveLength(3);
+    const olga = messages.find((m: { to: string }) => m.to === 'olga@klant.nl');
+    expect(olga).toMatchObject({ subject: expect.stringContaining('Groen Laden'), created_at: '2026-11-22T10:00:00Z', status: 'queued' });
+    expect(olga.body).toContain(olgaUrl);
+    expect(olga.body).toContain('Beste Olga');
+
+    const run = await job().run(svc.deps);
+    expect(run).toEqual({ smtp: true, due: 3, sent: 1, retried: 1, failed: 1, suppressed: 0 });
+    expect(received).toHaveLength(1);
+    expect(received[0]!.to).toEqual(['olga@klant.nl']);
+    expect(received[0]!.from).toBe('invites@ere-gateway.nl');
+    const raw = unfold(received[0]!.raw);
+    expect(raw).toContain(olgaUrl);
+    expect(raw).toMatch(/List-Unsubscribe: <http:\/\/localhost:0\/unsubscribe\/[A-Za-z0-9_-]+>/);
+
+    let rows = await outboxRows();
+    expect(rows.map((r) => [r.to_email, r.status, r.attempts])).toEqual([
+      ['bounce@klant.nl', 'failed', 1],
+      ['later@klant.nl', 'queued', 1],
+      ['olga@klant.nl', 'sent', 1],
+    ]);
+    const later = rows.find((r) => r.to_email === 'later@klant.nl')!;
+    expect(later.next_attempt_at.toISOString()).toBe('2026-11-22T10:01:00.000Z');
+    expect(later.last_error).toMatch(/451/);
+    const sup = await svc.deps.db.selectFrom('email_suppressions').selectAll().execute();
+    expect(sup.map((s) => [s.email_lower, s.reason])).toEqual([['bounce@klant.nl', 'bounce']]);
+
+    // not due yet; then after the backoff it goes out
+    expect(await job().run(svc.deps)).toMatchObject({ due: 0, sent: 0 });
+    clock.advance(61_000);
+    expect(await job().run(svc.deps)).toMatchObject({ due: 1, sent: 1 });
+    rows = await outboxRows();
+    expect(rows.find((r) => r.to_email === 'later@klant.nl')).toMatchObject({ status: 'sent', attempts: 2 });
+    expect(received.map((r) => r.to[0])).toEqual(['olga@klant.nl', 'later@klant.nl']);
+
+    // a bounced address is skipped as suppressed on the next upload (any partner)
+    const other = await aPartner(svc.deps);
+    const again = (await postCustomers(svc, other.apiKey, { consent: true, customers: [{ name: 'B', email: 'Bounce@klant.nl' }] })).json();
+    expect(again.rejected).toEqual([{ email: 'Bounce@klant.nl', reason: 'suppressed' }]);
+    expect(again.skipped.suppressed).toBe(1);
+  });
+
+  it('gives up after the last attempt with exponential backoff', async () => {
+    tempFailures.set('busy@klant.nl', 100);
+    await postCustomers(svc, partner.apiKey, { consent: true, customers: [{ name: 'Busy', email: 'busy@klant.nl' }] });
+    const gaps: number[] = [];
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      const before = clock().getTime();
+      await job().run(svc.deps);
+      const row = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'busy@klant.nl').executeTakeFirstOrThrow();
+      expect(row.attempts).toBe(i + 1);
+      if (row.status === 'queued') {
+        gaps.push(row.next_attempt_at.getTime() - before);
+        clock.set(row.next_attempt_at);
+      } else {
+        expect(row.status).toBe('failed');
+      }
+    }
+    expect(gaps).toEqual([60_000, 120_000, 240_000, 480_000]);
+    const row = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'busy@klant.nl').executeTakeFirstOrThrow();
+    expect(row.status).toBe('failed');
+    expect(received.some((r) => r.to.includes('busy@klant.nl'))).toBe(false);
+  });
+
+  it('unsubscribes through the link in the e-mail; later uploads skip the address and nothing more is sent', async () => {
+    const [msg] = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'olga@klant.nl').execute();
+    const link = /\/unsubscribe\/([A-Za-z0-9_-]+)/.exec(msg!.body)![0];
+    const page = await svc.app.inject({ method: 'GET', url: link });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('olga@klant.nl');
+    const done = await svc.app.inject({ method: 'POST', url: link });
+    expect(done.statusCode).toBe(200);
+    expect(done.body).toContain('afgemeld');
+    const sup = await svc.deps.db.selectFrom('email_suppressions').selectAll().where('email_lower', '=', 'olga@klant.nl').executeTakeFirstOrThrow();
+    expect(sup.reason).toBe('unsubscribe');
+    expect((await svc.app.inject({ method: 'GET', url: '/unsubscribe/unknown-token-123' })).statusCode).toBe(404);
+
+    const other = await aPartner(svc.deps);
+    const res = (await postImport(svc, other.apiKey, { consent: true, rows: [{ name: 'Olga', email: 'olga@klant.nl' }] })).json();
+    expect(res.rejected).toEqual([{ email: 'olga@klant.nl', reason: 'suppressed' }]);
+  });
+
+  it('admin suppressions stop queued mail; without SMTP nothing is sent and mail stays in the outbox', async () => {
+    await postCustomers(svc, partner.apiKey, { consent: true, customers: [{ name: 'Piet', email: 'piet@klant.nl' }, { name: 'Kees', email: 'kees@klant.nl' }] });
+    // without a mailer (SMTP_URL unset) the job sends nothing and the messages stay queued
+    expect(await deliverOutbox({ ...svc.deps, services: {} })).toEqual({ smtp: false, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 });
+    const add = await svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email: 'Piet@klant.nl' } });
+    expect(add.statusCode).toBe(201);
+    expect(add.json()).toEqual({ ok: true, email: 'piet@klant.nl', reason: 'manual', created: true });
+    const bad = await svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email: 'nope' } });
+    expect(bad.statusCode).toBe(400);
+    const sentBefore = received.length;
+    const run = await job().run(svc.deps);
+    expect(run).toMatchObject({ sent: 1 });
+    expect(received.slice(sentBefore).map((r) => r.to[0])).toEqual(['kees@klant.nl']);
+    const piet = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'piet@klant.nl').executeTakeFirstOrThrow();
+    expect(piet.status).toBe('suppressed');
+    const filtered = await svc.app.inject({ method: 'GET', url: '/admin/outbox?to=PIET@klant.nl', headers: adminHeaders });
+    expect(filtered.json().messages.map((m: { to: string; status: string }) => [m.to, m.status])).toEqual([['piet@klant.nl', 'suppressed']]);
+  });
+});
+
+describe('referral codes', () => {
+  it('reports {email, code, matched} against the codes the operator added', async () => {
+    const add = await svc.app.inject({ method: 'POST', url: '/admin/referral-codes', headers: adminHeaders, payload: { codes: ['ZOMER2026', 'vriend-42'] } });
+    expect(add.statusCode).toBe(201);
+    expect(add.json()).toEqual({ added: 2, codes: ['ZOMER2026', 'vriend-42'] });
+    const again = await svc.app.inject({ method: 'POST', url: '/admin/referral-codes', headers: adminHeaders, payload: { code: 'zomer2026' } });
+    expect(again.json()).toEqual({ added: 0, codes: ['zomer2026'] });
+    expect((await svc.app.inject({ method: 'POST', url: '/admin/referral-codes', headers: adminHeaders, payload: { codes: [] } })).statusCode).toBe(400);
+
+    const res = await postCustomers(svc, partner.apiKey, {
+      consent: true,
+      send_invite: false,
+      customers: [
+        { name: 'R1', email: 'r1@klant.nl', referral_code: 'zomer2026' },
+        { name: 'R2', email: 'r2@klant.nl', Referral: 'ONBEKEND' },
+        { name: 'R3', email: 'r3@klant.nl', VRIENDENCODE: 'VRIEND-42' },
+        { name: 'R4', email: 'r4@klant.nl' },
+      ],
+    });
+    expect(res.json().referral_codes).toEqual([
+      { email: 'r1@klant.nl', code: 'zomer2026', matched: true },
+      { email: 'r2@klant.nl', code: 'ONBEKEND', matched: false },
+      { email: 'r3@klant.nl', code: 'VRIEND-42', matched: true },
+    ]);
+    const stored = await svc.deps.db
+      .selectFrom('partner_drafts')
+      .select(['email', 'referral_code', 'referral_matched'])
+      .where('email', 'in', ['r1@klant.nl', 'r2@klant.nl', 'r3@klant.nl'])
+      .orderBy('email')
+      .execute();
+    expect(stored).toEqual([
+      { email: 'r1@klant.nl', referral_code: 'zomer2026', referral_matched: true },
+      { email: 'r2@klant.nl', referral_code: 'ONBEKEND', referral_matched: false },
+      { email: 'r3@klant.nl', referral_code: 'VRIEND-42', referral_matched: true },
+    ]);
+  });
+});
