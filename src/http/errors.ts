@@ -66,6 +66,16 @@ export const STATUS_BY_CODE: Record<string, number> = {
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,
+  // energy and ERE (issue 6): month review, sandbox register-ere, ERE ledger (admin API)
+  invalid_month: 400,
+  energy_month_not_found: 404,
+  invalid_transition: 409,
+  account_not_eligible: 409,
+  sale_not_found: 404,
+  allocation_not_found: 404,
+  sale_exceeded: 409,
+  insufficient_registered_ere: 409,
+  nothing_payable: 409,
 };
 
 export function statusForCode(code: string): number {
