@@ -38,6 +38,41 @@ export function securityFor(auth: RouteAuth | undefined): Array<Record<string, s
   });
 }
 
+const errorResponse = (description: string, extra: Record<string, unknown> = {}) => ({
+  description,
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, detail: { type: 'string' }, ...extra },
+});
+
+/**
+ * The error answers the platform gives on every route of a kind (auth layer, rate limits), added to an operation
+ * unless the route documents that status itself.
+ */
+export function platformResponses(auth: RouteAuth | undefined, rateLimited: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (auth && !('public' in auth)) {
+    out['401'] = errorResponse('Missing or invalid API token (the detail names the credential this route takes)');
+    if ('accepts' in auth) {
+      if (auth.scope || !auth.accepts.includes('partner')) {
+        out['403'] = errorResponse(
+          auth.scope
+            ? `Insufficient scope (required_scope ${auth.scope}); partner_api_key_scope for a partner key`
+            : 'partner_api_key_scope: a partner API key reaches only Partner API routes',
+          { required_scope: { type: 'string' } },
+        );
+      }
+      out['503'] = errorResponse('Authentication is temporarily unavailable, try again shortly');
+    }
+  }
+  if (rateLimited) {
+    out['429'] = errorResponse('Too many requests (Retry-After, RateLimit and RateLimit-Policy headers)', {
+      retry_after_seconds: { type: 'integer' },
+    });
+  }
+  return out;
+}
+
 export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -57,6 +92,8 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
       const auth = (arg.route.config as { auth?: RouteAuth } | undefined)?.auth;
       const security = securityFor(auth);
       const schema = { ...out.schema };
+      const rateLimited = (arg.route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false && !(auth && 'admin' in auth);
+      if (schema['response']) schema['response'] = { ...platformResponses(auth, rateLimited), ...(schema['response'] as object) };
       if (security) schema['security'] = security;
       else if (auth && 'public' in auth) schema['security'] = [];
       return { schema, url: out.url };

@@ -1,12 +1,20 @@
 // Operations (issue 2 item 8): /healthz, /readyz (503 when the database is gone), /metrics, /openapi.json
 // (every route with its security requirement) and /docs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { registeredRoutes } from '../../src/http/app.ts';
 import type { RouteRegistrar } from '../../src/http/types.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 
 const probe: RouteRegistrar = (app) => {
-  app.post('/v1/probe::batch', { config: { auth: { accepts: ['cpo'], scope: 'cpo:sessions:write' } } }, async () => ({ ok: true }));
+  app.post(
+    '/v1/probe::batch',
+    {
+      config: { auth: { accepts: ['cpo'], scope: 'cpo:sessions:write' } },
+      schema: { response: { 200: z.object({ ok: z.boolean() }) } },
+    },
+    async () => ({ ok: true }),
+  );
 };
 
 describe('operations', () => {
@@ -59,6 +67,11 @@ describe('operations', () => {
     }
     expect(doc.paths['/v1/probe:batch'].post.security).toEqual([{ cpoToken: ['cpo:sessions:write'] }]);
     expect(doc.paths['/oauth/token'].post.security).toEqual([]);
+    // the platform's own answers are documented on every operation they can happen on
+    const batch = doc.paths['/v1/probe:batch'].post.responses;
+    expect(Object.keys(batch).sort()).toEqual(['200', '401', '403', '429', '503']);
+    expect(batch['403'].content['application/json'].schema.properties).toHaveProperty('required_scope');
+    expect(doc.paths['/healthz'].get.responses).not.toHaveProperty('429');
     expect(doc.paths['/admin/partners'].post.security).toEqual([{ adminToken: [] }]);
   });
 
