@@ -13,8 +13,9 @@ export const SessionsBatchItem = z
   })
   .loose();
 
+/** An item that is not even an object is rejected on its own (invalid_request), never the whole batch. */
 export const SessionsBatchBody = z.object({
-  items: z.array(SessionsBatchItem).min(1).max(BATCH_MAX_ITEMS),
+  items: z.array(z.union([SessionsBatchItem, z.unknown()])).min(1).max(BATCH_MAX_ITEMS),
 });
 
 export const SessionsBatchResult = z.object({

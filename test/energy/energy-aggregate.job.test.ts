@@ -111,6 +111,26 @@ describe('energy-aggregate', () => {
     expect(upd.json().error).toBe('ere_booked');
   });
 
+  it('leaves a month the CPO delivered to the CPO', async () => {
+    const cpo = await aPartner(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { eligible: true, partnerId: cpo.partnerId });
+    const batch = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/sessions:batch',
+      headers: bearer(await cpo.cpoToken()),
+      payload: { items: [{ connection_id: a.connectionId, month: '2026-07', kwh: 9.99 }] },
+    });
+    expect(batch.json().counts.created).toBe(1);
+    await aSession(svc.deps, a.midChargerId!, [['2026-07-05T08:00:00Z', 0], ['2026-07-05T10:00:00Z', 2_000]]);
+    await aSession(svc.deps, a.midChargerId!, [['2026-06-05T08:00:00Z', 2_000], ['2026-06-05T10:00:00Z', 3_000]]);
+    const r = await aggregateMonthlyEnergy(svc.deps);
+    expect(r.cpo_left_alone).toBeGreaterThanOrEqual(1);
+    expect((await monthsOf(a.connectionId)).map((x) => [x.month, x.kwh, x.source])).toEqual([
+      ['2026-06', '1.00', 'ocpp'],
+      ['2026-07', '9.99', 'cpo'],
+    ]);
+  });
+
   it('two runs at once write each month once', async () => {
     const a = await anAccountWithConnection(svc.deps, { eligible: true });
     await aSession(svc.deps, a.midChargerId!, [['2026-08-05T08:00:00Z', 0], ['2026-08-05T10:00:00Z', 4_321]]);

@@ -90,6 +90,7 @@ describe('POST /v1/sessions:batch', () => {
       { connection_id: booked.connectionId, month: '2026-06', kwh: 50 }, // C6.4: same kWh is a safe retry
       { month: '2026-10', kwh: 1 },
       { connection_id: ok.connectionId, month: '2026-11', kwh: 7.5 }, // the current month is fine
+      'not an item',
     ]);
     expect(res.statusCode).toBe(200);
     const r = res.json().results as Array<{ status: string; error?: string }>;
@@ -108,8 +109,9 @@ describe('POST /v1/sessions:batch', () => {
       'unchanged',
       'target_required',
       'created',
+      'invalid_request',
     ]);
-    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 12 });
+    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 13 });
     expect(res.json().results[10]).toEqual({ index: 10, connection_id: booked.connectionId, month: '2026-06', kwh: 51, status: 'rejected', error: 'ere_booked' });
     expect(await rowsOf(ok.connectionId)).toEqual([{ month: '2026-11', kwh: '7.50', source: 'cpo', status: 'delivered' }]);
     expect(await rowsOf(booked.connectionId)).toEqual([{ month: '2026-06', kwh: '50.00', source: 'cpo', status: 'registered' }]);

@@ -81,7 +81,11 @@ export async function recordSessionsBatch(deps: Deps, partnerId: string, items: 
   const cache = new Map<string, Target>();
   const pending: Array<{ index: number; item: Record<string, unknown>; connectionId: string; kwhOut: number | null }> = [];
   for (const [index, raw] of items.entries()) {
-    const item = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+      results[index] = { index, connection_id: null, month: null, kwh: null, status: 'rejected', error: 'invalid_request' };
+      continue;
+    }
+    const item = raw as Record<string, unknown>;
     const units = parseKwh(item.kwh);
     const kwhOut = units !== null ? Number(formatDec(units, 2)) : typeof item.kwh === 'number' && Number.isFinite(item.kwh) ? item.kwh : null;
     const key = JSON.stringify([item.connection_id ?? null, item.account_id ?? null, item.cpo_external_ref ?? null]);
