@@ -51,6 +51,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   charger_not_found: 404,
   charger_offline: 409,
   charger_timeout: 504,
+  // C6.6: the charger answered the operator's command with a CALLERROR
+  charger_call_error: 502,
   // C6.1 and spec §7 bodies whose status the spec left open
   'Missing or invalid API token': 401,
   consent_required: 400,
