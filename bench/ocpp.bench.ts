@@ -1,0 +1,213 @@
+// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--json]`
+//
+// Measures the gateway against a bare ocpp-rpc server that only acknowledges (the reference), under the same
+// fleet load driven from a separate process (the simulator's fleet mode, simulator/cli.ts), loopback only:
+//   connections held, MeterValues acknowledged per second, ack latency p50/p99, server RSS per connection,
+//   and how long the fleet takes to reconnect and boot after a storm (every connection dropped at once);
+// then the ratio gateway/bare. Every phase is bounded; it stops by itself.
+// The gateway runs on PGlite, or on a fresh database created next to DATABASE_URL (dropped afterwards).
+import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
+import { formatProgress } from '../simulator/load.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+
+const { values: a } = parseArgs({
+  options: {
+    count: { type: 'string', default: '500' },
+    duration: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '0' },
+    ramp: { type: 'string', default: '200' },
+    protocol: { type: 'string', default: 'ocpp1.6' },
+    targets: { type: 'string', default: 'gateway,bare' },
+    'timeout-s': { type: 'string', default: '900' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (a.help) {
+  process.stdout.write(
+    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--targets gateway,bare] [--json]\n',
+  );
+  process.exit(0);
+}
+const count = Number(a.count);
+const targets = a.targets!.split(',').map((t) => t.trim()) as Array<'gateway' | 'bare'>;
+const tty = process.stderr.isTTY && !a.json;
+const say = (line: string) => {
+  if (!a.json) process.stderr.write(line + '\n');
+};
+
+interface TargetResult {
+  target: string;
+  db: string;
+  rss_before_mb: number;
+  rss_connected_mb: number;
+  rss_per_connection_kb: number | null;
+  summary: FleetSummary;
+}
+
+function waitMessage<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out waiting for ${type}`)), timeoutMs);
+    const onMsg = (m: any) => {
+      if (m?.type === type) {
+        clearTimeout(t);
+        child.off('message', onMsg);
+        resolve(m as T);
+      }
+    };
+    child.on('message', onMsg);
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`child exited (${code}) before ${type}`));
+    });
+  });
+}
+
+async function rssOf(server: ChildProcess): Promise<number> {
+  const p = waitMessage<{ rss: number }>(server, 'rss', 30_000);
+  server.send({ cmd: 'rss' });
+  return (await p).rss;
+}
+
+async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
+  const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
+  say(`\n== ${target}: starting the server and registering ${count} chargers …`);
+  const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix], {
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    cwd: root,
+  });
+  try {
+    const ready = await waitMessage<{ url: string; csv: string; db: string }>(server, 'ready', 10 * 60_000);
+    const rssBefore = await rssOf(server);
+    say(`   ${target} at ${ready.url} (database: ${ready.db}), RSS ${(rssBefore / 1048576).toFixed(0)} MB; driving it from a separate process …`);
+    const load = fork(
+      path.join(root, 'simulator', 'cli.ts'),
+      [
+        '--url', ready.url,
+        '--csv', ready.csv,
+        '--protocol', a.protocol!,
+        '--scenario', 'load',
+        '--duration', a.duration!,
+        '--rate', a.rate!,
+        '--ramp', a.ramp!,
+        '--storm',
+        '--json',
+      ],
+      { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
+    );
+    let rssConnected = rssBefore;
+    let connected = 0;
+    const phases: Promise<void>[] = [];
+    load.on('message', (m: any) => {
+      if (m?.type === 'progress' && tty) process.stderr.write('\r   ' + formatProgress(m.progress as ProgressLine) + '\x1b[K');
+      if (m?.type === 'phase' && m.phase === 'connected') {
+        connected = Number(m.data?.connected ?? 0);
+        phases.push(rssOf(server).then((r) => void (rssConnected = r)));
+      }
+    });
+    const summaryMsg = waitMessage<{ summary: FleetSummary }>(load, 'summary', Number(a['timeout-s']) * 1000);
+    const { summary } = await summaryMsg.finally(() => {
+      if (tty) process.stderr.write('\n');
+    });
+    await Promise.all(phases);
+    await new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())));
+    return {
+      target,
+      db: ready.db,
+      rss_before_mb: Math.round(rssBefore / 1048576),
+      rss_connected_mb: Math.round(rssConnected / 1048576),
+      rss_per_connection_kb: connected > 0 ? Math.round((rssConnected - rssBefore) / connected / 102.4) / 10 : null,
+      summary,
+    };
+  } finally {
+    if (server.exitCode === null) {
+      server.send({ cmd: 'stop' });
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          server.kill('SIGKILL');
+          resolve();
+        }, 30_000);
+        server.once('exit', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+}
+
+function row(r: TargetResult) {
+  const s = r.summary;
+  return {
+    target: r.target,
+    connections_held: s.connected_peak,
+    booted: s.booted,
+    meter_values_per_s: s.meter_values_per_second,
+    ack_p50_ms: s.messages.ack_latency_ms.p50,
+    ack_p99_ms: s.messages.ack_latency_ms.p99,
+    errors: s.messages.errors + s.connect_failures,
+    rss_per_connection_kb: r.rss_per_connection_kb,
+    rss_connected_mb: r.rss_connected_mb,
+    storm_reconnect_boot_ms: s.storm?.reconnect_boot_ms ?? null,
+    storm_rebooted: s.storm ? `${s.storm.rebooted}/${s.storm.dropped}` : null,
+  };
+}
+
+async function main(): Promise<void> {
+  const machine = {
+    nproc: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    ram_gb: Math.round(os.totalmem() / 1073741824),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+  };
+  const config = { count, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol };
+  say(`OCPP benchmark: ${JSON.stringify(config)}\nmachine: ${JSON.stringify(machine)}`);
+  const results: TargetResult[] = [];
+  for (const t of targets) results.push(await runTarget(t));
+  const rows = results.map(row);
+  const g = rows.find((r) => r.target === 'gateway');
+  const b = rows.find((r) => r.target === 'bare');
+  const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && y !== 0 ? Math.round((x / y) * 100) / 100 : null);
+  const ratios =
+    g && b
+      ? {
+          meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
+          ack_p50_ms: ratio(g.ack_p50_ms, b.ack_p50_ms),
+          ack_p99_ms: ratio(g.ack_p99_ms, b.ack_p99_ms),
+          rss_per_connection_kb: ratio(g.rss_per_connection_kb, b.rss_per_connection_kb),
+          storm_reconnect_boot_ms: ratio(g.storm_reconnect_boot_ms, b.storm_reconnect_boot_ms),
+        }
+      : null;
+  if (a.json) {
+    process.stdout.write(JSON.stringify({ machine, config, results: rows, ratio_gateway_over_bare: ratios, summaries: results }, null, 2) + '\n');
+    return;
+  }
+  const cols = Object.keys(rows[0] ?? {}) as Array<keyof ReturnType<typeof row>>;
+  const table = [cols, ...rows.map((r) => cols.map((c) => String(r[c] ?? '-'))), ...(ratios ? [['gateway/bare', ...cols.slice(1).map((c) => String((ratios as Record<string, unknown>)[c] ?? ''))]] : [])];
+  const widths = cols.map((_, i) => Math.max(...table.map((r) => String(r[i]).length)));
+  process.stdout.write('\n' + table.map((r) => r.map((v, i) => String(v).padEnd(widths[i]!)).join('  ')).join('\n') + '\n');
+  for (const r of results) for (const e of r.summary.errors.slice(0, 5)) process.stdout.write(`${r.target} error: ${e}\n`);
+}
+
+const guard = setTimeout(() => {
+  process.stderr.write('bench: overall time limit reached, stopping\n');
+  process.exit(1);
+}, (Number(a['timeout-s']) + 600) * 1000);
+guard.unref();
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

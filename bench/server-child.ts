@@ -1,0 +1,118 @@
+// One central system for the OCPP benchmark, in its own process so its memory can be measured alone:
+//   gateway — the real service (startService), PGlite in a temp DATA_DIR or a fresh database next to
+//             DATABASE_URL, the bundled catalog, N chargers registered through registerOcppCharger;
+//   bare    — the bare ocpp-rpc reference server (simulator/bare-server.ts) that only acknowledges.
+// Talks to the parent over IPC: {type:'ready', url, csv} once listening; answers {cmd:'rss'} with
+// {type:'rss', rss} (after a GC when --expose-gc is on); {cmd:'stop'} closes everything and exits.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startBareServer } from '../simulator/bare-server.ts';
+
+const kind = process.argv[2];
+const count = Number(process.argv[3] ?? '100');
+const prefix = process.argv[4] ?? 'BENCH-';
+if ((kind !== 'gateway' && kind !== 'bare') || !Number.isInteger(count) || count < 1) {
+  process.stderr.write('usage: server-child.ts gateway|bare <count> [identity-prefix]\n');
+  process.exit(2);
+}
+if (!process.send) {
+  process.stderr.write('server-child.ts is started by bench/ocpp.bench.ts (IPC)\n');
+  process.exit(2);
+}
+const send = (m: unknown) => process.send!(m);
+const width = String(count).length;
+const identities = Array.from({ length: count }, (_, i) => `${prefix}${String(i + 1).padStart(width, '0')}`);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ere-bench-${kind}-`));
+const csvPath = path.join(tmp, 'chargers.csv');
+
+let stop: () => Promise<void> = async () => {};
+
+async function freshPgDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `ere_bench_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = '/' + name;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`).catch(() => {});
+      await c.end();
+    },
+  };
+}
+
+async function startGateway(): Promise<{ url: string; db: string }> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { startService } = await import('../src/main.ts');
+  const { createLogger } = await import('../src/logger.ts');
+  const { loadBundledCatalog } = await import('../src/domain/catalog/load.ts');
+  const { createUser } = await import('../src/domain/credentials/tokens.ts');
+  const { registerOcppCharger } = await import('../src/domain/chargers/register-ocpp-charger.ts');
+  let pgDb: { url: string; drop: () => Promise<void> } | undefined;
+  if (process.env.DATABASE_URL) pgDb = await freshPgDatabase(process.env.DATABASE_URL);
+  const config = loadConfig({
+    ...process.env,
+    APP_ENV: 'sandbox',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: path.join(tmp, 'data'),
+    DATABASE_URL: pgDb?.url,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
+    JOBS_ENABLED: 'false',
+    ADMIN_TOKEN: crypto.randomBytes(16).toString('hex'),
+  });
+  const service = await startService({ config, logger: createLogger({ level: config.LOG_LEVEL }), listen: true, seed: false, jobs: false });
+  await loadBundledCatalog(service.deps.db);
+  const { user_id } = await createUser(service.deps, { email: `bench-${Date.now()}@bench.invalid`, full_name: 'OCPP benchmark' });
+  const lines = ['identity,password'];
+  for (const identity of identities) {
+    const r = await registerOcppCharger(service.deps, { ownerUserId: user_id, nickname: `Bench ${identity}`, identity });
+    lines.push(`${r.identity},${r.password}`);
+  }
+  fs.writeFileSync(csvPath, lines.join('\n') + '\n');
+  stop = async () => {
+    await service.stop();
+    await pgDb?.drop();
+  };
+  return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite' };
+}
+
+async function startBare(): Promise<{ url: string; db: string }> {
+  const server = await startBareServer({ record: false });
+  fs.writeFileSync(csvPath, ['identity,password', ...identities.map((i) => `${i},`)].join('\n') + '\n');
+  stop = () => server.close();
+  return { url: server.url, db: 'none' };
+}
+
+process.on('message', (m: any) => {
+  if (m?.cmd === 'rss') {
+    (globalThis as { gc?: () => void }).gc?.();
+    send({ type: 'rss', rss: process.memoryUsage().rss });
+  } else if (m?.cmd === 'stop') {
+    stop()
+      .catch((err) => process.stderr.write(`server-child: stop failed: ${(err as Error).message}\n`))
+      .finally(() => {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        process.exit(0);
+      });
+  }
+});
+process.on('disconnect', () => {
+  void stop().finally(() => process.exit(0));
+});
+
+(kind === 'gateway' ? startGateway() : startBare()).then(
+  ({ url, db }) => send({ type: 'ready', url, csv: csvPath, db }),
+  (err) => {
+    process.stderr.write(`server-child: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);
