@@ -42,8 +42,12 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     loggerInstance: deps.logger,
     bodyLimit: deps.config.HTTP_MAX_BODY_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // The caller's x-request-id is kept when it is a sane token (proxies set one); otherwise a UUID.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const h = req.headers['x-request-id'];
+      return typeof h === 'string' && /^[\w.:@-]{1,128}$/.test(h) ? h : crypto.randomUUID();
+    },
     routerOptions: { ignoreTrailingSlash: false },
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;

@@ -73,6 +73,11 @@ describe('errors and logs', () => {
     expect(logged?.reqId).toBe('req-boom-1');
   });
 
+  it('a request id that is not a sane token is replaced by a UUID', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b\tc'.repeat(3) } });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('every request log line has a request id; secrets and IBANs are redacted', async () => {
     const p = await aPartner(svc.deps);
     lines.length = 0;
