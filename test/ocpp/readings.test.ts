@@ -206,6 +206,20 @@ describe('sessions (C4.6)', () => {
     expect(s!.ended_at!.toISOString()).toBe(new Date(T0 + 4 * 60_000).toISOString());
   });
 
+  it('reopens a provisionally closed session that goes on after a boot without a reboot', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c1 = await connectCharger(svc, ch, 'ocpp1.6');
+    const tx = await start16(c1, 0, 0);
+    await c1.close();
+    const c2 = await connectCharger(svc, ch, 'ocpp1.6'); // boots on every reconnect
+    expect((await sessionsOf(ch.chargerId))[0]).toMatchObject({ status: 'completed', end_provisional: true });
+    const now = iso(Math.floor(Date.now() / 1000) * 1000 + 1000);
+    await c2.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', now, 700)] });
+    await c2.close();
+    const [s] = await sessionsOf(ch.chargerId);
+    expect(s).toMatchObject({ status: 'active', end_provisional: false, ended_at: null, energy_wh: '700' });
+  });
+
   it('2.0.1: seqNo restarting per transaction deduplicates nothing; an offline Ended for an unseen transaction opens and closes it', async () => {
     const ch = await withCharger('ocpp2.0.1', async (cli) => {
       for (const id of ['A', 'B']) {

@@ -17,6 +17,7 @@ import {
   insertSession,
   nextTransactionId,
   registerReading,
+  reopenIfStillRunning,
   sessionAt,
   sessionForStop,
 } from './sessions.ts';
@@ -122,6 +123,7 @@ async function updated(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, 
   const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
   await deps.db.transaction().execute(async (trx) => {
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
+    await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
     await recomputeSession(trx, session.id, maxW);
   });
@@ -170,6 +172,7 @@ async function meterValues(deps: Deps, chargerId: string, ev: Extract<ChargerEve
   const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
   await deps.db.transaction().execute(async (trx) => {
     const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
+    if (named) await reopenIfStillRunning(trx, named, ev.readings);
     const touched = new Set<string>();
     for (const r of ev.readings) {
       // C4.6: a missing/zero/unknown transactionId is attached by connector and time; connector 0 stays station-level

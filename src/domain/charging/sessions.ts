@@ -158,3 +158,20 @@ export function registerReading(at: Date, wh: bigint | null, context: string): E
 export async function allocateTransactionId(db: Db): Promise<string> {
   return nextTransactionId(db);
 }
+
+/**
+ * A provisionally closed session that still receives readings under its own transaction id, taken after the
+ * boot that closed it, was not over (a charger that sends BootNotification on every reconnect): it is reopened.
+ */
+export async function reopenIfStillRunning(trx: Db, session: SessionRow, readings: EnergyReading[]): Promise<void> {
+  if (!session.end_provisional || session.status !== 'completed' || !session.ended_at) return;
+  // only readings taken after the boot that closed it show it went on; offline-queue readings from before do not
+  const st = await trx.selectFrom('ocpp_chargers').select('boot_at').where('charger_id', '=', session.charger_id).executeTakeFirst();
+  const after = Math.max(session.ended_at.getTime(), st?.boot_at?.getTime() ?? 0);
+  if (!readings.some((r) => r.measuredAt.getTime() > after)) return;
+  await trx
+    .updateTable('charging_sessions')
+    .set({ status: 'active', ended_at: null, end_provisional: false, meter_stop_wh: null, updated_at: sql`now()` })
+    .where('id', '=', session.id)
+    .execute();
+}
