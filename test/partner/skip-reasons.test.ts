@@ -22,6 +22,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
     await suppressEmail(deps, { email: 'weg@klant.nl', reason: 'bounce' });
     // an EAN already booked on an active connection
     const bookedEan = anEan();
+    const draftedEan = anEan();
     const acc = await deps.db.insertInto('accounts').values({ partner_id: partner.partnerId, display_name: 'x' }).returning('id').executeTakeFirstOrThrow();
     await deps.db
       .insertInto('connections')
@@ -33,7 +34,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
       send_invite: false,
       customers: [
         { name: 'Eerder', email: 'eerder@klant.nl', external_ref: 'K-1' },
-        { name: 'Open', email: 'open@klant.nl' },
+        { name: 'Open', email: 'open@klant.nl', ean: draftedEan },
       ],
     });
     expect(first.statusCode).toBe(200);
@@ -62,6 +63,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
         { name: 'Weg', email: 'weg@klant.nl' }, // suppressed
         { name: 'Ref', email: 'ander@klant.nl', external_ref: 'K-1' }, // conflict: ref with another email
         { name: 'Ean', email: 'ean@klant.nl', ean: bookedEan }, // conflict: EAN booked
+        { name: 'Ean 2', email: 'ean2@klant.nl', ean: draftedEan }, // conflict: EAN in another customer's open draft
         { name: 'Merk', email: 'merk@klant.nl', charger_brand: 'Onbekend', charger_serial: 'X1' }, // charger_brand_unsupported
         { name: 'Niet', email: 'niet@klant.nl', charger_brand: 'Easee', charger_serial: 'EAS-777' }, // charger_not_linked (other partner)
         { name: 'Bezet', email: 'bezet@klant.nl', charger_brand: 'Zaptec', charger_serial: 'ZAP-009' }, // charger_claimed
@@ -87,6 +89,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
       { email: 'weg@klant.nl', reason: 'suppressed' },
       { email: 'ander@klant.nl', reason: 'conflict' },
       { email: 'ean@klant.nl', reason: 'conflict' },
+      { email: 'ean2@klant.nl', reason: 'conflict' },
       { email: 'merk@klant.nl', reason: 'charger_brand_unsupported' },
       { email: 'niet@klant.nl', reason: 'charger_not_linked' },
       { email: 'bezet@klant.nl', reason: 'charger_claimed' },
@@ -99,7 +102,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
       already_drafted: 2,
       existing_user: 1,
       suppressed: 1,
-      conflict: 2,
+      conflict: 3,
       over_request_limit: 0,
       over_cap: 0,
       charger_brand_unsupported: 1,
@@ -116,7 +119,7 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
     expect(withCharger.charger_id).toBe(free.chargerId);
     expect(withCharger.batch_id).toBe(body.batch_id);
     const batch = await deps.db.selectFrom('partner_batches').selectAll().where('id', '=', body.batch_id).executeTakeFirstOrThrow();
-    expect(batch).toMatchObject({ rows_received: 18, rows_added: 2, endpoint: 'customers', source: 'api' });
+    expect(batch).toMatchObject({ rows_received: 19, rows_added: 2, endpoint: 'customers', source: 'api' });
   });
 
   it('drops an invalid address into address_ignored and still makes the draft (C3.1)', async () => {

@@ -18,6 +18,8 @@ export interface RowFacts {
   /** external_ref → e-mail addresses (lower case) of this partner's drafts with that ref */
   refs: Map<string, Set<string>>;
   bookedEans: Set<string>;
+  /** EAN → e-mail addresses of this partner's open drafts naming it */
+  draftEans: Map<string, Set<string>>;
   chargers: Map<string, ChargerFact>;
   brands: Set<string>;
 }
@@ -48,6 +50,7 @@ export async function loadFacts(db: Db, partnerId: string, rows: Candidate[]): P
     openDrafts: await openDraftEmails(db, partnerId, emails),
     refs: new Map(),
     bookedEans: new Set(),
+    draftEans: new Map(),
     chargers: new Map(),
     brands: new Set(),
   };
@@ -77,6 +80,19 @@ export async function loadFacts(db: Db, partnerId: string, rows: Candidate[]): P
   if (eans.length) {
     const cs = await db.selectFrom('connections').select('ean_code').where('status', '=', 'active').where('ean_code', 'in', eans).execute();
     cs.forEach((c) => facts.bookedEans.add(c.ean_code));
+    // an open draft of this partner already names the EAN for another customer
+    const ds = await db
+      .selectFrom('partner_drafts')
+      .select(['ean_code', 'email_lower'])
+      .where('partner_id', '=', partnerId)
+      .where('status', '<>', 'claimed')
+      .where('ean_code', 'in', eans)
+      .execute();
+    for (const d of ds) {
+      const set = facts.draftEans.get(d.ean_code!) ?? new Set<string>();
+      set.add(d.email_lower);
+      facts.draftEans.set(d.ean_code!, set);
+    }
   }
   if (rows.some((r) => r.charger)) {
     const brands = await db.selectFrom('catalog_models').select(sql<string>`lower(brand)`.as('b')).distinct().execute();

@@ -78,7 +78,9 @@ function decideRows(rows: Candidate[], facts: RowFacts, rejections: Rejection[])
     }
     if (r.ean) {
       const earlier = seenEans.get(r.ean);
-      if (facts.bookedEans.has(r.ean) || (earlier && earlier !== r.emailLower)) { reject('conflict'); continue; }
+      const drafted = facts.draftEans.get(r.ean);
+      const otherDraft = !!drafted && [...drafted].some((e) => e !== r.emailLower);
+      if (facts.bookedEans.has(r.ean) || otherDraft || (earlier && earlier !== r.emailLower)) { reject('conflict'); continue; }
     }
     if (r.charger) {
       const brand = r.charger.brand?.toLowerCase();
