@@ -111,12 +111,12 @@ export async function aggregateMonthlyEnergy(deps: Deps): Promise<AggregateSumma
         .select(['month', 'status', 'source'])
         .where('connection_id', '=', connectionId)
         .execute();
-      if (totals.size === 0 && existing.length === 0) continue;
-      summary.connections += 1;
       // A month the aggregation wrote before and that now has no energy (readings re-flagged) goes to 0.
       for (const e of existing) {
         if (e.source === 'ocpp' && !totals.has(e.month)) totals.set(e.month, { wh: 0n, sessions: 0 });
       }
+      if (totals.size === 0) continue; // no OCPP energy and nothing OCPP wrote before: CPO-only connections
+      summary.connections += 1;
       const known = new Map(existing.map((e) => [e.month, e]));
       for (const [month, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
         if (month > nowMonth) continue; // readings stamped in the future wait for their month
