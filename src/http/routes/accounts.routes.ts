@@ -1,5 +1,6 @@
 // POST /v1/accounts and GET /v1/accounts (spec §4.1, C2.1): CPO API accounts of the caller's partner.
 import { createCpoAccount, listCpoAccounts } from '../../domain/accounts/index.ts';
+import { DomainError, isDomainError } from '../../domain/errors.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { AccountList, CreateAccountBody, CreatedAccount, IdempotentAccount, ListAccountsQuery } from '../../../schemas/http/accounts.ts';
@@ -30,7 +31,15 @@ export const accountsRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req, reply) => {
       const p = principalOf(req, 'cpo');
-      const res = await createCpoAccount(deps, p.partnerId, req.body);
+      let res;
+      try {
+        res = await createCpoAccount(deps, p.partnerId, req.body);
+      } catch (err) {
+        if (isDomainError(err)) throw err;
+        // spec §7: account_create_failed (C6.1: 500); the cause stays in the log, keyed by the request id
+        req.log.error({ err }, 'account create failed');
+        throw new DomainError('account_create_failed', `The account could not be created; retry the request (request ${req.id}).`);
+      }
       return reply.code(res.status).send(res.body);
     },
   );
