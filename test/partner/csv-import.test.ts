@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aPartner, type TestPartner } from '../helpers/factories.ts';
-import { aPartnerCharger, anEan, draftsOf, postImport, registerEans } from '../helpers/partner-factories.ts';
+import { adminHeaders, aPartnerCharger, anEan, draftsOf, postImport, registerEans } from '../helpers/partner-factories.ts';
 import { findJob } from '../../src/jobs/registry.ts';
 
 let svc: TestService;
@@ -99,8 +99,12 @@ describe('CSV variants', () => {
     const body = await importCsv(p, csv, { source: 'anything-but-api' });
     expect(body.created.every((c: { ean_status: string }) => c.ean_status === 'pending')).toBe(true);
 
+    // run by the operator through the admin API (the scheduler runs the same job on its cron)
+    const res = await svc.app.inject({ method: 'POST', url: '/admin/jobs/draft-ean-lookup/run', headers: adminHeaders });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ ok: true, job: 'draft-ean-lookup' });
+    const run = res.json().result;
     const job = findJob('draft-ean-lookup')!;
-    const run = await job.run(svc.deps);
     // (the earlier tests' CSV drafts were pending too: their addresses are not in the register → not_found)
     expect(run).toMatchObject({ resolved: 2, candidates: 1, address_ignored: 1, still_pending: 0 });
     const stored = Object.fromEntries((await draftsOf(svc.deps, p.partnerId)).map((d) => [d.email, d]));

@@ -38,11 +38,6 @@ export interface ClaimForm {
   ean?: string | undefined;
 }
 
-/** Whether the page must ask for the street (and city): the connection needs a full address (spec §2). */
-export function connectionPossible(d: Draft): boolean {
-  return !!(d.postal_code && d.house_number && (d.ean_code || d.ean_status === 'candidates' || d.ean_status === 'not_found'));
-}
-
 export type ClaimOutcome =
   | { state: 'not_found' }
   | { state: 'claimed' }

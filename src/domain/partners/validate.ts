@@ -47,9 +47,11 @@ export function validHouseNumber(
   rawAddition: string | undefined,
 ): { house_number: string; house_number_addition: string | null } | null {
   if (!rawNumber) return null;
-  const m = /^([1-9]\d{0,4})(?:\s*[-/]?\s*([A-Za-z0-9]{1,6}))?$/.exec(rawNumber.trim());
+  // after a separator ("12-2", "12 bis") any 1–6 letters/digits; glued to the number ("12A") it starts with a letter
+  const m = /^([1-9]\d{0,4})(?:(?:\s*[-/]\s*|\s+)([A-Za-z0-9]{1,6})|([A-Za-z][A-Za-z0-9]{0,5}))?$/.exec(rawNumber.trim());
   if (!m) return null;
-  const inline = m[2] ? m[2].toUpperCase() : null;
+  const add = m[2] ?? m[3];
+  const inline = add ? add.toUpperCase() : null;
   let separate: string | null = null;
   if (rawAddition !== undefined && rawAddition.trim() !== '') {
     const a = rawAddition.trim().replace(/^[-\s]+/, '');
