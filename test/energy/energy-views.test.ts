@@ -206,5 +206,14 @@ describe('POST /sandbox/connections/:connection_id/register-ere and the ere-revi
     expect(result.months).not.toContain('2026-11');
     const rows = await svc.deps.db.selectFrom('energy_months').select(['id', 'status']).where('id', 'in', [oct, nov]).execute();
     expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual({ [oct]: 'in_review', [nov]: 'delivered' });
+    const listed = await svc.app.inject({ method: 'GET', url: `/admin/energy-months?connection_id=${a.connectionId}&status=in_review`, headers: admin });
+    expect(listed.json().energy_months.map((m: { id: string; month: string; status: string }) => [m.id, m.month, m.status])).toEqual([[oct, '2026-10', 'in_review']]);
+    const unknown = await svc.app.inject({ method: 'POST', url: '/admin/energy-months/00000000-0000-4000-8000-000000000000/review', headers: admin, payload: { action: 'start' } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toBe('energy_month_not_found');
+    // registering needs an ERE-eligible account (C2.8)
+    const notEligible = await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${oct}/review`, headers: admin, payload: { action: 'register' } });
+    expect(notEligible.statusCode).toBe(409);
+    expect(notEligible.json().error).toBe('account_not_eligible');
   });
 });
