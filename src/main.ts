@@ -110,10 +110,30 @@ export async function startService(opts: StartOptions): Promise<Service> {
       stopped = true;
       await scheduler?.stop();
       await ocpp?.close();
-      await app.close(); // stops accepting, finishes in-flight requests
+      await closeGracefully(app);
       await handle.close();
     },
   };
+}
+
+/** Longest wait for in-flight requests at shutdown before their connections are cut. */
+export const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * app.close() stops accepting and waits for in-flight requests. A keep-alive connection whose request finishes
+ * while we close would still hold server.close() open, so idle connections are closed as they appear, and after
+ * SHUTDOWN_GRACE_MS every connection is cut.
+ */
+async function closeGracefully(app: App): Promise<void> {
+  const server = app.server;
+  const idle = setInterval(() => server.closeIdleConnections(), 100);
+  const hard = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(idle);
+    clearTimeout(hard);
+  }
 }
 
 async function main(): Promise<void> {
