@@ -41,7 +41,7 @@ describe('configuration (C0.5)', () => {
     expect([...documented].sort()).toEqual(Object.keys(configSchema.shape).sort());
   });
 
-  it('the service exits 1 naming the bad keys', async () => {
+  it('the service exits 1 naming the bad keys', { timeout: 90_000 }, async () => {
     const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { PATH: process.env.PATH, PORT: 'x', LOG_LEVEL: 'loud', DATA_DIR: '/tmp/ere-config-test-never-used' },
     });
