@@ -29,7 +29,7 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
     const ch = await anOcppCharger(svc, user);
     const cli = await connectCharger(svc, ch, 'ocpp1.6');
     const seen: unknown[] = [];
-    cli.handle('Reset', async ({ params }: { params: unknown }) => {
+    cli.handle('Reset', async ({ params }) => {
       seen.push(params);
       return { status: 'Accepted' };
     });
