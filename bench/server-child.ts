@@ -8,8 +8,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { register } from 'node:module';
 import pg from 'pg';
 import { startBareServer } from '../simulator/bare-server.ts';
+
+// see ocpp-rpc-esm-hook.mjs: lets the gateway's named ocpp-rpc imports link under plain Node
+register('./ocpp-rpc-esm-hook.mjs', import.meta.url);
 
 const kind = process.argv[2];
 const count = Number(process.argv[3] ?? '100');
@@ -65,7 +69,7 @@ async function startGateway(): Promise<{ url: string; db: string }> {
     HOST: '127.0.0.1',
     DATA_DIR: path.join(tmp, 'data'),
     DATABASE_URL: pgDb?.url,
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
     JOBS_ENABLED: 'false',
     ADMIN_TOKEN: crypto.randomBytes(16).toString('hex'),
   });
@@ -92,10 +96,18 @@ async function startBare(): Promise<{ url: string; db: string }> {
   return { url: server.url, db: 'none' };
 }
 
+/** RSS after two GCs a second apart (the JS heap settled), so before/after figures compare */
+async function settledRss(): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  await new Promise((r) => setTimeout(r, 1000));
+  gc?.();
+  return process.memoryUsage().rss;
+}
+
 process.on('message', (m: any) => {
   if (m?.cmd === 'rss') {
-    (globalThis as { gc?: () => void }).gc?.();
-    send({ type: 'rss', rss: process.memoryUsage().rss });
+    void settledRss().then((rss) => send({ type: 'rss', rss }));
   } else if (m?.cmd === 'stop') {
     stop()
       .catch((err) => process.stderr.write(`server-child: stop failed: ${(err as Error).message}\n`))

@@ -46,6 +46,7 @@ Fleet
   --ramp N               charge points started per second (default 50)
   --rate N               load: MeterValues per second for the whole fleet (0 = as fast as acknowledged; default 0)
   --duration S           load/idle: workload duration in seconds (default 10)
+  --hold S               hold the connections idle for S seconds between ramp-up and workload
   --storm                after the workload drop every connection at once and measure reconnect + boot
   --storm-jitter MS      spread the storm's reconnects over MS (default 0: all at once)
 
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
       rate: { type: 'string' },
       duration: { type: 'string' },
       storm: { type: 'boolean', default: false },
+      hold: { type: 'string' },
       'storm-jitter': { type: 'string' },
       json: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
@@ -221,6 +223,7 @@ async function main(): Promise<void> {
     ...(params.meterIntervalS !== undefined ? { meterIntervalS: params.meterIntervalS } : {}),
     ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
     storm: a.storm,
+    ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     scenarioParams: params,
     signal: abort.signal,

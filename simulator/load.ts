@@ -29,6 +29,8 @@ export interface FleetOptions {
   /** load: simulated seconds between readings (the energy per reading follows from the power); default 60 */
   meterIntervalS?: number;
   powerW?: number;
+  /** pause between the ramp and the workload (connections held idle), e.g. to sample server memory */
+  holdS?: number;
   /** drop every connection at once after the workload and measure the reconnect + boot */
   storm?: boolean;
   /** spread the reconnects over up to this many ms (0 = all at once, the worst case) */
@@ -158,6 +160,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     peak = Math.max(peak, stats.connected);
     const live = cps.filter((_, i) => ok[i]);
     o.onPhase?.('connected', { connected: stats.connected, booted: stats.booted, count });
+    if (o.holdS) {
+      phase = 'hold';
+      await sleep(o.holdS * 1000, o.signal);
+    }
 
     // ── workload ──
     phase = workload;
