@@ -1,7 +1,7 @@
 // The sockets this process holds, one per charger; the only in-memory state of the gateway (C4.8: the rest is
 // in PostgreSQL). It answers each charger's calls in order, and executes operator commands for its chargers.
 import crypto from 'node:crypto';
-import { createRPCError, TimeoutError } from 'ocpp-rpc';
+import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import {
   claimCommand,
@@ -15,7 +15,7 @@ import { quarantineMessage } from '../domain/charging/quarantine.ts';
 import { isDomainError } from '../domain/errors.ts';
 import type { ActionAdapter } from './adapter.ts';
 import type { OcppMetrics } from './metrics.ts';
-import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
+import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 import { Reader, Unusable } from './tolerant.ts';
 import { v16Actions } from './v16/index.ts';
 import { v201Actions } from './v201/index.ts';

@@ -20,6 +20,12 @@ const require = createRequire(import.meta.url);
 const standardValidators = require('ocpp-rpc/lib/standard-validators.js') as ValidatorLike[];
 
 /**
+ * ocpp-rpc's TimeoutError, taken through require: Node's CommonJS export detection does not see it, so
+ * `import { TimeoutError } from 'ocpp-rpc'` fails to link under plain Node (it only works under tsx).
+ */
+export const TimeoutError = (require('ocpp-rpc') as { TimeoutError: new (...a: unknown[]) => Error }).TimeoutError;
+
+/**
  * C4.1: everything the gateway sends is checked against ocpp-rpc's bundled official schemas.
  * Returns null when valid (or when the protocol has no schema for it), else the reason.
  */
