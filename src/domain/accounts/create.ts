@@ -13,6 +13,7 @@ import {
   parsePerson,
   optionalText,
   type ConnectionInput,
+  type CreateAccountInput,
   type PersonInput,
 } from './validate.ts';
 
@@ -120,6 +121,21 @@ export async function createCpoAccount(deps: Deps, partnerId: string, rawBody: u
     const existing = await findByRef(deps.db, partnerId, ref);
     if (existing) return idempotentRepost(deps, existing, input.iban);
   }
+  try {
+    return await createNew(deps, partnerId, input);
+  } catch (err) {
+    // rule 1 under a race: a concurrent request with the same key committed its account (and so its EAN)
+    // between our lookup and our EAN check; that is a re-post, not a conflict
+    if (ref && err instanceof DomainError && err.code === 'ean_in_use') {
+      const existing = await findByRef(deps.db, partnerId, ref);
+      if (existing) return idempotentRepost(deps, existing, input.iban);
+    }
+    throw err;
+  }
+}
+
+async function createNew(deps: Deps, partnerId: string, input: CreateAccountInput): Promise<CreateAccountResult> {
+  const ref = input.cpo_external_ref;
   // rules 4–6 (read checks first; the unique index decides under a race)
   await assertEanFree(deps, input.connection.ean_code);
   const eanStatus = await validateEanAgainstRegister(deps, input.connection.ean_code, input.connection);
