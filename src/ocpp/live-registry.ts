@@ -59,7 +59,7 @@ export class LiveRegistry implements CommandExecutor {
     this.metrics.connected.inc({ protocol });
 
     const wildcard = async (call: IncomingCall) => {
-      const run = held.queue.then(() => this.onCall(held, chargerId, call));
+      const run = held.queue.then(() => this.answer(held, chargerId, call));
       held.queue = run.catch(() => {});
       return run;
     };
@@ -125,13 +125,19 @@ export class LiveRegistry implements CommandExecutor {
       if (adapter.transactional) return this.quarantine(chargerId, protocol, call, adapter, isDomainError(err) ? err.message : 'internal error');
       throw createRPCError('InternalError', 'The message could not be processed');
     }
-    const invalid = validateOutbound(protocol, `urn:${method}.conf`, response);
+    outcomeLabel('ok');
+    return response;
+  }
+
+  /** C4.1: every answer the gateway sends is checked against the protocol's official schema first. */
+  private async answer(held: Held, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
+    const response = await this.onCall(held, chargerId, call);
+    const invalid = validateOutbound(held.protocol, `urn:${call.method}.conf`, response);
     if (invalid) {
-      this.deps.logger.error({ chargerId, method, invalid }, 'ocpp: our response failed its schema');
-      outcomeLabel('error');
+      this.deps.logger.error({ chargerId, method: call.method, invalid }, 'ocpp: our response failed its schema');
+      this.metrics.messages.inc({ protocol: held.protocol, action: call.method, outcome: 'error' });
       throw createRPCError('InternalError', 'The response could not be built');
     }
-    outcomeLabel('ok');
     return response;
   }
 

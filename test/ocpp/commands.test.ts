@@ -40,6 +40,8 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
       expect(seen).toEqual([{ type: 'Soft' }]);
       const rows = await svc.deps.db.selectFrom('ocpp_commands').selectAll().where('charger_id', '=', ch.chargerId).execute();
       expect(rows).toMatchObject([{ action: 'Reset', status: 'answered', response: { status: 'Accepted' } }]);
+      const latency = await svc.deps.metrics.getSingleMetricAsString('ocpp_call_duration_seconds');
+      expect(latency).toContain('ocpp_call_duration_seconds_count{protocol="ocpp1.6",action="Reset",outcome="answered"} 1');
     } finally {
       await cli.close();
     }

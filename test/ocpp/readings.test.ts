@@ -169,6 +169,8 @@ describe('sessions (C4.6)', () => {
     expect(q.map((r) => [r.action, r.protocol])).toEqual([['StopTransaction', 'ocpp1.6'], ['MeterValues', 'ocpp1.6']]);
     expect(q[0]!.payload).toMatchObject({ transactionId: 987654, meterStop: 1900 });
     expect(q[0]!.reason).toContain('987654');
+    const counted = await svc.deps.metrics.getSingleMetricAsString('ocpp_quarantined_messages_total');
+    expect(counted).toContain('ocpp_quarantined_messages_total{action="StopTransaction"} 1');
   });
 
   it('attaches MeterValues without transactionId by connector and time; connector 0 stays station-level', async () => {
