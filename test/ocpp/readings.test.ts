@@ -105,7 +105,8 @@ describe('meter readings (C4.5)', () => {
       await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(1), 5200), energyValue('ocpp1.6', at(2), 100), energyValue('ocpp1.6', at(3), 400)] });
       // 400 Wh → 400 kWh in one minute: a Wh/kWh mix-up (24 MW)
       await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [{ timestamp: at(4), sampledValue: [{ value: '400', unit: 'kWh' }] }] });
-      await cli.call('StopTransaction', { transactionId: tx, meterStop: 400_100, timestamp: at(5) });
+      // the end reading also comes in transactionData, as many chargers send it
+      await cli.call('StopTransaction', { transactionId: tx, meterStop: 400_100, timestamp: at(5), transactionData: [{ timestamp: at(5), sampledValue: [{ value: '400100', context: 'Transaction.End', format: 'Raw' }, { value: 'OCMF|end', context: 'Transaction.End', format: 'SignedData' }] }] });
     });
     const rows = await readingsOf(ch.chargerId);
     expect(rows.map((r) => [r.wh, r.anomaly])).toEqual([
@@ -116,8 +117,10 @@ describe('meter readings (C4.5)', () => {
       ['400000', 'implausible_power'],
       ['400100', null],
     ]);
+    expect(rows[5]).toMatchObject({ context: 'Transaction.End', signed_data: 'OCMF|end' });
     const [s] = await sessionsOf(ch.chargerId);
     expect(s).toMatchObject({ energy_wh: '600', status: 'completed', meter_stop_wh: '400100' });
+    expect(await svc.deps.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute()).toEqual([]);
   });
 
   it('stores a replayed MeterValues (new message id) once, and places a late offline batch by its timestamps', async () => {

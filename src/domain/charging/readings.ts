@@ -27,6 +27,15 @@ export async function storeReadings(
   sessionId: string | null,
   readings: EnergyReading[],
 ): Promise<void> {
+  // one message may carry the same reading twice (1.6 meterStop and the end reading of transactionData):
+  // merge them first, ON CONFLICT cannot touch one row twice in a statement
+  const unique = new Map<string, EnergyReading>();
+  for (const r of readings) {
+    const key = `${r.measuredAt.getTime()}|${r.measurand}|${r.phase}|${r.wh}`;
+    const seen = unique.get(key);
+    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context } : r);
+  }
+  readings = [...unique.values()];
   if (readings.length === 0) return;
   await trx
     .insertInto('meter_readings')
