@@ -59,8 +59,7 @@ export interface CreatedAccount {
 /** POST /v1/accounts through the API; throws unless 201. */
 export async function anAccount(svc: TestService, partner: TestPartner, o: AccountBodyOverrides = {}): Promise<CreatedAccount> {
   const body = accountBody(o);
-  const token = await partner.cpoToken();
-  const res = await svc.app.inject({ method: 'POST', url: '/v1/accounts', headers: bearer(token), payload: body });
+  const res = await svc.app.inject({ method: 'POST', url: '/v1/accounts', headers: bearer(await cpoTokenOf(svc, partner)), payload: body });
   if (res.statusCode !== 201) throw new Error(`anAccount: ${res.statusCode} ${res.body}`);
   const j = res.json();
   return {
@@ -78,9 +77,35 @@ export async function inEanRegister(svc: TestService, ean: string, address: { po
   await loadRegisterEntries(svc.deps.db, [{ ean_code: ean, ...address }]);
 }
 
-/** Sign the connection's pending machtiging as the customer (works on sandbox and production). */
-export async function aSignedMandate(svc: TestService, connectionId: string, fullName = 'Jan de Vries') {
+/**
+ * Sign the connection's pending machtiging as the customer would. With a partner on the sandbox this goes
+ * through the real helper route (POST /sandbox/connections/:id/sign-mandate); otherwise (production, where
+ * /sandbox is 404) through the same domain function the helper calls.
+ */
+export async function aSignedMandate(svc: TestService, connectionId: string, opts: { partner?: TestPartner; fullName?: string } = {}) {
+  const fullName = opts.fullName ?? 'Jan de Vries';
+  if (opts.partner && svc.deps.config.APP_ENV === 'sandbox') {
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: `/sandbox/connections/${connectionId}/sign-mandate`,
+      headers: bearer(await cpoTokenOf(svc, opts.partner)),
+      payload: { full_name: fullName },
+    });
+    if (res.statusCode !== 200) throw new Error(`aSignedMandate: ${res.statusCode} ${res.body}`);
+    return res.json();
+  }
   return signMandateAsCustomer(svc.deps, connectionId, { fullName, ip: '127.0.0.1', userAgent: 'onboarding-factories' });
+}
+
+const tokenCache = new WeakMap<TestPartner, { token: string; issuedAt: number }>();
+/** A CPO token with all the partner's scopes, reused while it is younger than 50 minutes on the service clock. */
+export async function cpoTokenOf(svc: TestService, partner: TestPartner): Promise<string> {
+  const now = svc.deps.clock().getTime();
+  const hit = tokenCache.get(partner);
+  if (hit && now >= hit.issuedAt && now - hit.issuedAt < 50 * 60_000) return hit.token;
+  const token = await partner.cpoToken();
+  tokenCache.set(partner, { token, issuedAt: now });
+  return token;
 }
 
 /** The id of a MID model of the bundled catalog (default: Alfen Eve Single Pro-line). */
@@ -109,7 +134,7 @@ export async function aCpoCharger(
   o: { catalog_charger_id?: string; serial_number?: string; ocpp_vendor?: string; ocpp_model?: string } = {},
 ): Promise<{ charger_id: string; account_ere_eligible: boolean }> {
   const payload = { account_id: accountId, ...(o.ocpp_vendor ? {} : { catalog_charger_id: o.catalog_charger_id ?? (await aMidCatalogModel(svc)) }), ...o };
-  const res = await svc.app.inject({ method: 'POST', url: '/v1/chargers', headers: bearer(await partner.cpoToken()), payload });
+  const res = await svc.app.inject({ method: 'POST', url: '/v1/chargers', headers: bearer(await cpoTokenOf(svc, partner)), payload });
   if (res.statusCode !== 201 && res.statusCode !== 200) throw new Error(`aCpoCharger: ${res.statusCode} ${res.body}`);
   return res.json();
 }
@@ -123,7 +148,7 @@ export async function anEligibleAccount(svc: TestService, partner: TestPartner, 
   const conn = body.connection as { ean_code: string; postal_code: string; house_number: string };
   if (svc.deps.config.APP_ENV === 'production') await inEanRegister(svc, conn.ean_code, conn);
   const acc = await anAccount(svc, partner, body);
-  await aSignedMandate(svc, acc.connection_id);
+  await aSignedMandate(svc, acc.connection_id, { partner });
   const charger = await aCpoCharger(svc, partner, acc.account_id, { serial_number: `SN-${acc.cpo_external_ref}` });
   if (!charger.account_ere_eligible) throw new Error('anEligibleAccount: account did not become eligible');
   return { ...acc, charger_id: charger.charger_id };

@@ -131,7 +131,7 @@ describe('POST /v1/accounts', () => {
 
   it('rule 3: a re-post reports the current mandate_status (active once signed)', async () => {
     const first = await anAccount(svc, partner);
-    await aSignedMandate(svc, first.connection_id);
+    await aSignedMandate(svc, first.connection_id, { partner });
     const res = await post(accountBody({ cpo_external_ref: first.cpo_external_ref, iban: null }));
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ idempotent: true, mandate_status: 'active', iban_stored: false });

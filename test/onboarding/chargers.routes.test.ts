@@ -50,7 +50,7 @@ describe('POST /v1/chargers', () => {
 
   it('§3: registering a MID charger makes an account with matched EAN, signed machtiging and IBAN eligible', async () => {
     const a = await anAccount(svc, partner);
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     const res = await register({ account_id: a.account_id, ocpp_vendor: 'Alfen BV', ocpp_model: 'NG910-60123', serial_number: 'ACE0012345' });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ mid_eligible: true, account_ere_eligible: true, catalog: { brand: 'Alfen', model: 'Eve Single Pro-line' } });
@@ -59,7 +59,7 @@ describe('POST /v1/chargers', () => {
 
   it('C2.8: without an IBAN the account stays ineligible after a MID charger', async () => {
     const a = await anAccount(svc, partner, { iban: null });
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     const res = await register({ account_id: a.account_id, catalog_charger_id: midModel });
     expect(res.json().account_ere_eligible).toBe(false);
   });

@@ -68,7 +68,7 @@ describe('POST /v1/connections:update', () => {
 
   it('rule 2 / no-move: a correction on a signed connection without the flag is 409 mandate_signed and changes nothing', async () => {
     const a = await anAccount(svc, partner);
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     const res = await update({ connection_id: a.connection_id, connection: { ean_code: anEan() } });
     expect(res.statusCode).toBe(409);
     expect(res.json()).toEqual({ error: 'mandate_signed', detail: expect.any(String) });
@@ -77,7 +77,7 @@ describe('POST /v1/connections:update', () => {
 
   it('§3: with acknowledge_mandate_lapses the machtiging is revoked, the connection returns to concept and eligibility is cleared; signing again restores it', async () => {
     const a = await anAccount(svc, partner);
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     await aCpoCharger(svc, partner, a.account_id);
     expect(await eligible(a.account_id)).toBe(true);
     const ean = anEan();
@@ -91,7 +91,7 @@ describe('POST /v1/connections:update', () => {
     // a new signing link can be issued, and signing the corrected EAN makes the account eligible again
     const link = await svc.app.inject({ method: 'POST', url: '/v1/mandate-links', headers: bearer(token), payload: { connection_id: a.connection_id } });
     expect(link.statusCode).toBe(201);
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     expect(await eligible(a.account_id)).toBe(true);
   });
 
@@ -103,7 +103,7 @@ describe('POST /v1/connections:update', () => {
 
   it('rule 3 / no-move: a registered ERE month gives 409 ere_booked, even for an unchanged body', async () => {
     const a = await anAccount(svc, partner);
-    await aSignedMandate(svc, a.connection_id);
+    await aSignedMandate(svc, a.connection_id, { partner });
     await svc.deps.db.insertInto('energy_months').values({ connection_id: a.connection_id, month: '2026-09', kwh: '120.50', source: 'cpo', status: 'registered' }).execute();
     const unchanged = await update({ connection_id: a.connection_id, connection: { ean_code: a.ean_code } });
     expect(unchanged.statusCode).toBe(409);

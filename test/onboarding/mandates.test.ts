@@ -88,7 +88,7 @@ describe('mandate links and the signing page', () => {
     expect(archived.json().error).toBe('connection_not_active');
 
     const d = await anAccount(svc, partner);
-    await aSignedMandate(svc, d.connection_id);
+    await aSignedMandate(svc, d.connection_id, { partner });
     const signed = await link({ connection_id: d.connection_id });
     expect(signed.statusCode).toBe(409);
     expect(signed.json()).toEqual({ error: 'mandate_already_active', detail: expect.any(String) });
