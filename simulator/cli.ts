@@ -243,7 +243,7 @@ async function main(): Promise<void> {
       [
         `fleet ${summary.workload}: ${summary.booted}/${summary.count} charge points booted (peak connected ${summary.connected_peak}), ramp ${summary.ramp_s} s`,
         `  messages ${m.sent}, acknowledged ${m.acked}, errors ${m.errors}; ack latency p50 ${m.ack_latency_ms.p50} ms, p99 ${m.ack_latency_ms.p99} ms`,
-        `  MeterValues acknowledged: ${summary.meter_values_acked_in_workload} in ${summary.workload_s} s (${summary.meter_values_per_second}/s)`,
+        `  MeterValues acknowledged: ${summary.meter_values_acked_in_workload} in ${summary.workload_s} s (${summary.meter_values_per_second}/s), ack p50 ${summary.meter_values_ack_latency_ms.p50} ms, p99 ${summary.meter_values_ack_latency_ms.p99} ms`,
         ...(summary.storm
           ? [`  storm: ${summary.storm.rebooted}/${summary.storm.dropped} reconnected and booted in ${summary.storm.reconnect_boot_ms} ms (p50 ${summary.storm.p50_ms} ms, p99 ${summary.storm.p99_ms} ms)`]
           : []),

@@ -71,6 +71,8 @@ export interface FleetSummary {
   messages: StatsSnapshot;
   meter_values_acked_in_workload: number;
   meter_values_per_second: number;
+  /** ack latency of the workload's MeterValues / TransactionEvent only */
+  meter_values_ack_latency_ms: { p50: number | null; p99: number | null; samples: number };
   energy_wh: number;
   storm?: {
     dropped: number;
@@ -169,6 +171,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     phase = workload;
     const w0 = performance.now();
     const mvBefore = stats.meterValuesAcked;
+    stats.startPhase();
     const durationMs = (o.durationS ?? 10) * 1000;
     let energy = 0;
     if (workload === 'load') {
@@ -188,6 +191,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     }
     const workloadS = (performance.now() - w0) / 1000;
     const mvAcked = stats.meterValuesAcked - mvBefore;
+    const mvLatency = stats.endPhase();
     o.onPhase?.('workload-done', { meter_values_acked: mvAcked, seconds: workloadS });
 
     // ── storm ──
@@ -241,6 +245,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       messages: snapshot,
       meter_values_acked_in_workload: mvAcked,
       meter_values_per_second: Math.round((mvAcked / Math.max(0.001, workloadS)) * 10) / 10,
+      meter_values_ack_latency_ms: mvLatency,
       energy_wh: energy,
       ...(storm ? { storm } : {}),
       errors: [...stats.lastErrors],

@@ -36,6 +36,9 @@ export class Stats {
   private sampleCount = 0;
   private seen = 0;
   private window: number[] = [];
+  /** MeterValues/TransactionEvent ack latencies since startPhase() (the load workload's own figure) */
+  private phase: number[] = [];
+  private phaseOn = false;
   private windowAcked = 0;
   private windowStart = performance.now();
 
@@ -50,6 +53,19 @@ export class Stats {
       if (j < RESERVOIR) this.samples[j] = ms;
     }
     if (this.window.length < 50_000) this.window.push(ms);
+    if (this.phaseOn && (method === 'MeterValues' || method === 'TransactionEvent') && this.phase.length < RESERVOIR) this.phase.push(ms);
+  }
+
+  startPhase(): void {
+    this.phase = [];
+    this.phaseOn = true;
+  }
+
+  /** p50/p99 of the meter-value acks since startPhase(), and stop collecting */
+  endPhase(): { p50: number | null; p99: number | null; samples: number } {
+    this.phaseOn = false;
+    const sorted = this.phase.sort((a, b) => a - b);
+    return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), samples: sorted.length };
   }
 
   recordError(what: string): void {
