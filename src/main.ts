@@ -148,23 +148,17 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const service = await startService({ config, logger });
-  const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
-  const ocppUrl = base.replace(/^http/, 'ws') + '/ocpp/<identity>';
-  logger.info({ url: base, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
-  const banner = [
-    '',
-    `  ere-gateway (${config.APP_ENV}) on ${service.deps.dbKind === 'pg' ? 'PostgreSQL' : 'embedded PGlite'}`,
-    `  API:     ${base}   (docs: ${base}/docs)`,
-    `  OCPP:    ${ocppUrl}`,
-    '',
-  ];
-  // The demo secrets appear here once, at the first start, and in DATA_DIR/demo-credentials.json.
-  if (service.demo && service.demoFile) banner.push(formatDemoCredentials(service.demo, service.demoFile));
-  process.stdout.write(banner.join('\n') + '\n');
 
+  // Signal handlers first: a SIGTERM that arrives while the service is still starting waits for the start
+  // to finish and then stops it cleanly (exit 0), instead of killing the process mid-migration.
+  let service: Service | undefined;
+  let stopRequested: string | undefined;
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
+    if (!service) {
+      stopRequested = signal;
+      return;
+    }
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
@@ -178,6 +172,22 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  service = await startService({ config, logger });
+  const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
+  const ocppUrl = base.replace(/^http/, 'ws') + '/ocpp/<identity>';
+  logger.info({ url: base, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
+  const banner = [
+    '',
+    `  ere-gateway (${config.APP_ENV}) on ${service.deps.dbKind === 'pg' ? 'PostgreSQL' : 'embedded PGlite'}`,
+    `  API:     ${base}   (docs: ${base}/docs)`,
+    `  OCPP:    ${ocppUrl}`,
+    '',
+  ];
+  // The demo secrets appear here once, at the first start, and in DATA_DIR/demo-credentials.json.
+  if (service.demo && service.demoFile) banner.push(formatDemoCredentials(service.demo, service.demoFile));
+  process.stdout.write(banner.join('\n') + '\n');
+  if (stopRequested) await shutdown(stopRequested);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -30,7 +30,10 @@ function start(dataDir: string): { child: ChildProcess; output: () => string; ur
   return { child, output: () => out, url };
 }
 
-const exitCode = (child: ChildProcess) => new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+const exitCode = (child: ChildProcess) =>
+  new Promise<number | string | null>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r(child.exitCode ?? child.signalCode) : child.on('exit', (code, signal) => r(code ?? signal)),
+  );
 
 describe('npm start (PGlite)', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-start-'));
