@@ -123,20 +123,25 @@ export async function loadRegisterEntries(db: Db, entries: RegisterEntry[]): Pro
     house_number: normaliseHouseNumber(e.house_number),
     house_number_addition: normaliseAddition(e.house_number_addition),
   }));
-  // one row per EAN in a single statement (ON CONFLICT cannot touch a row twice)
+  // one row per EAN (ON CONFLICT cannot touch a row twice in one statement); chunks stay far below
+  // PostgreSQL's 65,535 bind parameters
   const unique = [...new Map(rows.map((r) => [r.ean_code, r])).values()];
-  await db
-    .insertInto('ean_register_entries')
-    .values(unique)
-    .onConflict((oc) =>
-      oc.column('ean_code').doUpdateSet((eb) => ({
-        postal_code: eb.ref('excluded.postal_code'),
-        house_number: eb.ref('excluded.house_number'),
-        house_number_addition: eb.ref('excluded.house_number_addition'),
-        loaded_at: eb.fn('now'),
-      })),
-    )
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < unique.length; i += 2000) {
+      await trx
+        .insertInto('ean_register_entries')
+        .values(unique.slice(i, i + 2000))
+        .onConflict((oc) =>
+          oc.column('ean_code').doUpdateSet((eb) => ({
+            postal_code: eb.ref('excluded.postal_code'),
+            house_number: eb.ref('excluded.house_number'),
+            house_number_addition: eb.ref('excluded.house_number_addition'),
+            loaded_at: eb.fn('now'),
+          })),
+        )
+        .execute();
+    }
+  });
   return unique.length;
 }
 
