@@ -227,6 +227,46 @@ describe('mandate links and the signing page', () => {
     expect(await svc.deps.db.selectFrom('mandate_links').select('id').where('connection_id', '=', a.connection_id).execute()).toHaveLength(1);
   });
 
+  describe('functions for the partner area (claim page)', () => {
+    it('createConceptAccount makes a concept account + connection without a CPO partner, under the same EAN rules', async () => {
+      const { createConceptAccount } = await import('../../src/domain/accounts/index.ts');
+      const { anEan } = await import('../helpers/onboarding-factories.ts');
+      const ean = anEan();
+      const out = await createConceptAccount(svc.deps, {
+        partnerId: null,
+        accessChannel: 'partner_claim',
+        person: { full_name: 'Claire Claim', email: 'claire@klant-test.nl' },
+        connection: { ean_code: ean, street: 'Claimweg', house_number: '4', postal_code: '1234AB', city: 'Delft' },
+      });
+      const acc = await svc.deps.db.selectFrom('accounts').selectAll().where('id', '=', out.account_id).executeTakeFirstOrThrow();
+      expect(acc).toMatchObject({ partner_id: null, access_channel: 'partner_claim', signatory_full_name: 'Claire Claim', type: 'particulier' });
+      expect(await conn(out.connection_id)).toMatchObject({ account_id: out.account_id, ean_code: ean, registration_status: 'concept', mandate_status: 'pending' });
+      await expect(
+        createConceptAccount(svc.deps, {
+          partnerId: null,
+          accessChannel: 'partner_claim',
+          person: { full_name: 'Other' },
+          connection: { ean_code: ean, street: 'X', house_number: '1', postal_code: '1000AA', city: 'Y' },
+        }),
+      ).rejects.toMatchObject({ code: 'ean_in_use' });
+      await expect(
+        createConceptAccount(svc.deps, { partnerId: null, accessChannel: 'partner_claim', person: { full_name: 'X' }, connection: { ean_code: '1', street: 'X', house_number: '1', postal_code: '1000AA', city: 'Y' } }),
+      ).rejects.toMatchObject({ code: 'invalid_ean' });
+      // not a CPO-API account: not listed
+      const list = await svc.app.inject({ method: 'GET', url: '/v1/accounts?limit=200', headers: bearer(token) });
+      expect(list.json().accounts.some((a: { id: string }) => a.id === out.account_id)).toBe(false);
+
+      const { issueMandateLink } = await import('../../src/domain/mandates/index.ts');
+      const l1 = await issueMandateLink(svc.deps, { connectionId: out.connection_id, locale: 'en', returnUrl: 'https://partner.test.nl/claimed' });
+      expect(l1).toEqual({ mandate_link_id: expect.any(String), url: expect.stringMatching(/\/mandates\/[A-Za-z0-9_-]{43}\?locale=en$/), expires_at: expect.any(String), idempotent: false });
+      const l2 = await issueMandateLink(svc.deps, { connectionId: out.connection_id });
+      expect(l2).toEqual({ ...l1, idempotent: true });
+      const page = await svc.app.inject({ method: 'GET', url: pathOf(l1.url) });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('Claire Claim');
+    });
+  });
+
   describe('sandbox helpers (C2.6)', () => {
     it('sign-mandate with a CPO token signs the pending machtiging', async () => {
       const a = await anAccount(svc, partner);
