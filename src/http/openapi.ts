@@ -85,7 +85,21 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
           'operations and the admin API. OCPP 1.6J / 2.0.1 chargers connect at ws(s)://<host>/ocpp/<identity>.',
       },
       servers: [{ url: deps.config.PUBLIC_BASE_URL }],
-      components: { securitySchemes: SECURITY_SCHEMES as never },
+      components: {
+        securitySchemes: {
+          ...SECURITY_SCHEMES,
+          // {auth_url} of the specification (C0.4): absolute, so generated clients find it
+          cpoToken: {
+            ...SECURITY_SCHEMES.cpoToken,
+            flows: {
+              clientCredentials: {
+                ...SECURITY_SCHEMES.cpoToken.flows.clientCredentials,
+                tokenUrl: `${deps.config.PUBLIC_BASE_URL}/oauth/token`,
+              },
+            },
+          },
+        } as never,
+      },
     },
     transform: (arg) => {
       const out = jsonSchemaTransform(arg as never) as { schema: Record<string, unknown>; url: string };

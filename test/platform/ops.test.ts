@@ -51,6 +51,7 @@ describe('operations', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.securitySchemes.cpoToken.flows.clientCredentials.tokenUrl).toBe(`${svc.config.PUBLIC_BASE_URL}/oauth/token`);
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(['cpoToken', 'partnerKey', 'personalToken', 'adminToken']));
 
     const routes = registeredRoutes(svc.app);
