@@ -10,7 +10,7 @@ import {
   recordCommandOutcome,
 } from '../domain/chargers/commands.ts';
 import { handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
-import { markConnected, markDisconnected, markSeen, releaseInstance } from '../domain/charging/live-state.ts';
+import { currentConnections, markConnected, markDisconnected, markSeen, releaseInstance } from '../domain/charging/live-state.ts';
 import { quarantineMessage } from '../domain/charging/quarantine.ts';
 import { isDomainError } from '../domain/errors.ts';
 import type { ActionAdapter } from './adapter.ts';
@@ -184,20 +184,40 @@ export class LiveRegistry implements CommandExecutor {
     }
   }
 
-  /** Cross-process delivery: commands for our chargers written by another process are picked up here. */
+  /**
+   * Cross-process work, while this process holds sockets: commands for our chargers written by another process
+   * are picked up every 250 ms; every 2 s, sockets another process has taken over (a newer connection of the
+   * same charger, C4.2) are closed.
+   */
   private ensurePoller(): void {
     if (this.poller) return;
+    let tick = 0;
     this.poller = setInterval(() => {
       if (this.polling || this.held.size === 0) return;
       this.polling = true;
+      const sweep = tick++ % 8 === 0;
       pendingCommandIds(this.deps, this.instanceId)
         .then((ids) => Promise.all(ids.map((id) => this.execute(id))))
+        .then(() => (sweep ? this.closeSuperseded() : undefined))
         .catch((err) => this.deps.logger.warn({ err }, 'ocpp: command poll failed'))
         .finally(() => {
           this.polling = false;
         });
     }, 250);
     this.poller.unref();
+  }
+
+  private async closeSuperseded(): Promise<void> {
+    const ids = [...this.held.keys()];
+    if (ids.length === 0) return;
+    const current = await currentConnections(this.deps, ids);
+    for (const [chargerId, held] of this.held) {
+      const now = current.get(chargerId);
+      if (now !== undefined && now !== held.connectionId) {
+        this.held.delete(chargerId);
+        void held.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true });
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -79,6 +79,21 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
     }
   });
 
+  it('closes the older socket when a newer connection of the charger lands on another process', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const older = await connectCharger(svc, ch, 'ocpp1.6');
+    const gone = new Promise((resolve) => older.once('close', resolve));
+    const newer = await connectCharger(other, ch, 'ocpp1.6');
+    try {
+      await gone;
+      expect(await newer.call('Heartbeat', {})).toHaveProperty('currentTime');
+      const st = await svc.deps.db.selectFrom('ocpp_chargers').selectAll().where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
+      expect(st).toMatchObject({ connected: true, instance_id: (other.deps.services.ocpp as { instanceId: string }).instanceId });
+    } finally {
+      await newer.close();
+    }
+  });
+
   it('answers 504 charger_timeout when the charger does not answer in time', async () => {
     const ch = await anOcppCharger(svc, user);
     const cli = await connectCharger(svc, ch, 'ocpp1.6');

@@ -72,3 +72,9 @@ export async function recordConnectorStatus(deps: Deps, chargerId: string, conne
     .where('charger_id', '=', chargerId)
     .execute();
 }
+
+/** The connection that holds each charger now (null when none), for the given chargers. */
+export async function currentConnections(deps: Deps, chargerIds: string[]): Promise<Map<string, string | null>> {
+  const rows = await deps.db.selectFrom('ocpp_chargers').select(['charger_id', 'connection_id']).where('charger_id', 'in', chargerIds).execute();
+  return new Map(rows.map((r) => [r.charger_id, r.connection_id]));
+}
