@@ -34,6 +34,8 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
       connectionString: opts.DATABASE_URL,
       max: opts.poolSize ?? 10,
       application_name: 'ere-gateway',
+      // a server that does not answer fails requests (and /readyz) instead of queueing them forever
+      connectionTimeoutMillis: 10_000,
     });
     // A pool error on an idle client (server restart) must not crash the process.
     pool.on('error', () => {});
@@ -73,12 +75,17 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   };
 }
 
-/** true when the database answers a trivial query. */
-export async function ping(db: Db): Promise<boolean> {
+/** true when the database answers a trivial query within timeoutMs. */
+export async function ping(db: Db, timeoutMs = 3000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
   try {
-    await sql`select 1`.execute(db);
-    return true;
+    return await Promise.race([sql`select 1`.execute(db).then(() => true), timeout]);
   } catch {
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
