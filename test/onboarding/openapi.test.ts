@@ -27,8 +27,8 @@ describe('onboarding routes in /openapi.json', () => {
     ['post', '/admin/ean-register', ['201', '400'], true],
     ['post', '/sandbox/connections/{connection_id}/sign-mandate', ['200', '404', '409'], true],
     ['post', '/sandbox/ean-recheck', ['200'], true],
-    ['get', '/mandates/{token}', [], false],
-    ['post', '/mandates/{token}', [], true],
+    ['get', '/mandates/{token}', ['200', '404', '410'], false],
+    ['post', '/mandates/{token}', ['200', '303', '400', '404', '409', '410'], true],
   ])('%s %s', (method, path, statuses, hasBody) => {
     const op = doc.paths[path]?.[method];
     expect(op, `${method} ${path}`).toBeDefined();

@@ -6,6 +6,13 @@ import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../
 import type { RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 
+const Html = z.string();
+const pageResponses = {
+  200: Html.describe('the signing form, or the confirmation when already signed'),
+  404: Html.describe('unknown or tampered link (nothing recorded)'),
+  410: Html.describe('expired link, or the connection is no longer active (nothing recorded)'),
+};
+
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
 
 function send(reply: FastifyReply, status: number, html: string, formActionExtra?: string | null): FastifyReply {
@@ -70,6 +77,8 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
         summary: 'The hosted machtiging signing page (HTML; 404 unknown or tampered link, 410 expired)',
         params: z.object({ token: z.string() }),
         querystring: LocaleQuery,
+        produces: ['text/html'],
+        response: pageResponses,
       },
     },
     async (req, reply) => {
@@ -97,6 +106,15 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
           })
           .loose()
           .nullish(),
+        consumes: ['application/x-www-form-urlencoded'],
+        produces: ['text/html'],
+        response: {
+          ...pageResponses,
+          200: Html.describe('the confirmation page (or the form again when the link was already used)'),
+          303: z.null().describe('signed; redirect to return_url'),
+          400: Html.describe('the form with errors: missing name or consent (nothing recorded)'),
+          409: Html.describe('the details changed after the page was shown; reload (nothing recorded)'),
+        },
       },
     },
     async (req, reply) => {
