@@ -266,6 +266,17 @@ describe('sessions (C4.6)', () => {
     } finally {
       await cli.close();
     }
-    expect((await sessionsOf(ch.chargerId)).map((x) => x.id_tag)).toEqual(['NOPE']);
+    const c201 = await connectCharger(svc, ch, 'ocpp2.0.1');
+    try {
+      expect(await c201.call('Authorize', { idToken: { idToken: 'GOOD', type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Accepted' } });
+      const r = await c201.call('TransactionEvent', {
+        eventType: 'Started', timestamp: at(30), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: 'X-1' }, evse: { id: 1 },
+        idToken: { idToken: 'STRANGER', type: 'ISO14443' },
+      });
+      expect(r).toEqual({ idTokenInfo: { status: 'Invalid' } });
+    } finally {
+      await c201.close();
+    }
+    expect((await sessionsOf(ch.chargerId)).map((x) => x.id_tag)).toEqual(['NOPE', 'STRANGER']);
   });
 });
