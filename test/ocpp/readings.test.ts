@@ -172,6 +172,10 @@ describe('sessions (C4.6)', () => {
     expect(q.map((r) => [r.action, r.protocol])).toEqual([['StopTransaction', 'ocpp1.6'], ['MeterValues', 'ocpp1.6']]);
     expect(q[0]!.payload).toMatchObject({ transactionId: 987654, meterStop: 1900 });
     expect(q[0]!.reason).toContain('987654');
+    const review = await svc.app.inject({ method: 'GET', url: `/admin/chargers/${ch.chargerId}/quarantine`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` } });
+    expect(review.statusCode).toBe(200);
+    expect(review.json().messages.map((m: { action: string }) => m.action)).toEqual(['MeterValues', 'StopTransaction']);
+    expect(review.json().messages[1]).toMatchObject({ protocol: 'ocpp1.6', payload: { transactionId: 987654 }, message_id: expect.any(String) });
     const counted = await svc.deps.metrics.getSingleMetricAsString('ocpp_quarantined_messages_total');
     expect(counted).toContain('ocpp_quarantined_messages_total{action="StopTransaction"} 1');
   });

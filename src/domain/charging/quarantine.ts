@@ -18,3 +18,27 @@ export async function quarantineMessage(
     })
     .execute();
 }
+
+/** GET /admin/chargers/:charger_id/quarantine: the kept messages of a charger, newest first. */
+export async function listQuarantine(deps: Deps, chargerId: string, limit = 100) {
+  const rows = await deps.db
+    .selectFrom('ocpp_quarantine')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return {
+    charger_id: chargerId,
+    messages: rows.map((r) => ({
+      id: r.id,
+      protocol: r.protocol,
+      action: r.action,
+      message_id: r.message_id,
+      payload: r.payload,
+      reason: r.reason,
+      received_at: r.received_at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    })),
+  };
+}

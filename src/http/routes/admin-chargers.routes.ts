@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
-import { setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
+import { requireCharger, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
+import { listQuarantine } from '../../domain/charging/quarantine.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import type { RouteRegistrar } from '../types.ts';
 
@@ -74,5 +75,41 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req) => setIdTokens(deps, req.params.charger_id, req.body),
+  );
+
+  app.get(
+    '/admin/chargers/:charger_id/quarantine',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'Transaction messages of this charger that were acknowledged but could not be used (C4.1), newest first',
+        params: Params,
+        querystring: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+        response: {
+          200: z.object({
+            charger_id: z.string(),
+            messages: z.array(
+              z.object({
+                id: z.string(),
+                protocol: z.string(),
+                action: z.string(),
+                message_id: z.string().nullable(),
+                payload: z.unknown(),
+                reason: z.string(),
+                received_at: z.string(),
+              }),
+            ),
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+          404: ErrorBody,
+        },
+      },
+    },
+    async (req) => {
+      await requireCharger(deps, req.params.charger_id);
+      return listQuarantine(deps, req.params.charger_id, req.query.limit);
+    },
   );
 };
