@@ -9,6 +9,8 @@ export interface EligibilityFacts {
   connection_active: boolean;
   mid_charger: boolean;
   iban_present: boolean;
+  /** one active connection that is both matched and signed (the same condition as eligibleSql) */
+  connection_ready: boolean;
 }
 
 export async function eligibilityFacts(db: Db, accountId: string): Promise<EligibilityFacts> {
@@ -20,6 +22,7 @@ export async function eligibilityFacts(db: Db, accountId: string): Promise<Eligi
       sql<boolean>`exists (select 1 from connections c where c.account_id = a.id and c.status = 'active' and c.ean_validation_status = 'matched')`.as('ean_matched'),
       sql<boolean>`exists (select 1 from connections c where c.account_id = a.id and c.status = 'active' and c.mandate_status = 'active')`.as('mandate_active'),
       sql<boolean>`exists (select 1 from chargers ch where ch.account_id = a.id and ch.status = 'active' and ch.mid_certified)`.as('mid_charger'),
+      sql<boolean>`exists (select 1 from connections c where c.account_id = a.id and c.status = 'active' and c.ean_validation_status = 'matched' and c.mandate_status = 'active')`.as('connection_ready'),
     ])
     .where('a.id', '=', accountId)
     .executeTakeFirst();
@@ -29,11 +32,12 @@ export async function eligibilityFacts(db: Db, accountId: string): Promise<Eligi
     connection_active: !!row?.connection_active,
     mid_charger: !!row?.mid_charger,
     iban_present: !!row?.iban_present,
+    connection_ready: !!row?.connection_ready,
   };
 }
 
 export function isEligible(f: EligibilityFacts): boolean {
-  return f.ean_matched && f.mandate_active && f.connection_active && f.mid_charger && f.iban_present;
+  return f.ean_matched && f.mandate_active && f.connection_active && f.connection_ready && f.mid_charger && f.iban_present;
 }
 
 export async function isAccountEreEligible(db: Db, accountId: string): Promise<boolean> {
