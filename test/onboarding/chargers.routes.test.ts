@@ -64,6 +64,17 @@ describe('POST /v1/chargers', () => {
     expect(res.json().account_ere_eligible).toBe(false);
   });
 
+  it('C2.8: the IBAN is required whatever the payout_handler; a re-post with the IBAN completes eligibility', async () => {
+    const a = await anAccount(svc, partner, { iban: null, payout_handler: 'via_cpo_invoicing' });
+    await aSignedMandate(svc, a.connection_id, { partner });
+    const first = await register({ account_id: a.account_id, catalog_charger_id: midModel, serial_number: 'IBAN-1' });
+    expect(first.json().account_ere_eligible).toBe(false);
+    const repost = await svc.app.inject({ method: 'POST', url: '/v1/accounts', headers: bearer(token), payload: { ...a.body, iban: 'NL02RABO0123456789' } });
+    expect(repost.json()).toMatchObject({ idempotent: true, iban_stored: true, mandate_status: 'active' });
+    const again = await register({ account_id: a.account_id, catalog_charger_id: midModel, serial_number: 'IBAN-1' });
+    expect(again.json()).toMatchObject({ idempotent: true, account_ere_eligible: true });
+  });
+
   it('rule 1: an existing serial_number returns the existing charger (idempotent, no catalog block)', async () => {
     const a = await anAccount(svc, partner);
     const first = await register({ account_id: a.account_id, catalog_charger_id: midModel, serial_number: 'SER-1' });

@@ -119,6 +119,19 @@ describe('production: table-backed EAN register', () => {
     expect(eanRecheckJob.cron(svc.deps.config)).toBe('0 3 * * 1');
   });
 
+  it('C2.8: an unverified connection keeps the account ineligible until the re-check confirms the EAN', async () => {
+    const { aSignedMandate, aCpoCharger } = await import('../helpers/onboarding-factories.ts');
+    const { isAccountEreEligible } = await import('../../src/domain/accounts/eligibility.ts');
+    const a = await anAccount(svc, partner, { connection: { postal_code: '7000 AA', house_number: '8' } });
+    await aSignedMandate(svc, a.connection_id);
+    const ch = await aCpoCharger(svc, partner, a.account_id);
+    expect(ch.account_ere_eligible).toBe(false);
+    await inEanRegister(svc, a.ean_code, { postal_code: '7000AA', house_number: '8' });
+    await eanRecheckJob.run(svc.deps);
+    expect((await conn(a.connection_id)).ean_validation_status).toBe('matched');
+    expect(await isAccountEreEligible(svc.deps.db, a.account_id)).toBe(true);
+  });
+
   it('anEligibleAccount works on production (register entry first)', async () => {
     const e = await anEligibleAccount(svc, partner);
     expect((await conn(e.connection_id)).ean_validation_status).toBe('matched');
