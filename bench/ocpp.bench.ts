@@ -164,36 +164,7 @@ function row(r: TargetResult) {
   };
 }
 
-/** names the gateway imports from ocpp-rpc that plain Node's CommonJS interop does not provide */
-async function missingOcppRpcExports(): Promise<string[]> {
-  const fs = await import('node:fs');
-  const have = new Set(Object.keys(await import('ocpp-rpc')));
-  const wanted = new Set<string>();
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts')) {
-        for (const m of fs.readFileSync(p, 'utf8').matchAll(/import\s*\{([^}]*)\}\s*from\s*'ocpp-rpc'/g)) {
-          for (const n of m[1]!.split(',')) {
-            const name = n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!.trim();
-            if (name && !n.trim().startsWith('type ')) wanted.add(name);
-          }
-        }
-      }
-    }
-  };
-  walk(path.join(root, 'src'));
-  return [...wanted].filter((n) => !have.has(n));
-}
-
 async function main(): Promise<void> {
-  if (targets.includes('gateway')) {
-    const missing = await missingOcppRpcExports();
-    if (missing.length > 0) {
-      say(`warning: src/ imports ${missing.join(', ')} from 'ocpp-rpc' by name, which plain Node cannot link (npm start would fail); the benchmark's gateway process bridges it with bench/ocpp-rpc-esm-hook.mjs`);
-    }
-  }
   const machine = {
     nproc: os.cpus().length,
     cpu: os.cpus()[0]?.model ?? 'unknown',

@@ -8,12 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { register } from 'node:module';
 import pg from 'pg';
 import { startBareServer } from '../simulator/bare-server.ts';
-
-// see ocpp-rpc-esm-hook.mjs: lets the gateway's named ocpp-rpc imports link under plain Node
-register('./ocpp-rpc-esm-hook.mjs', import.meta.url);
 
 const kind = process.argv[2];
 const count = Number(process.argv[3] ?? '100');
