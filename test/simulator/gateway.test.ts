@@ -183,8 +183,13 @@ describe('1.6 StopTransaction with transactionData', () => {
 });
 
 describe('fleet mode', () => {
-  it('registers a small fleet, runs a session on every charger and matches the gateway total', async () => {
-    const credentials = await register(3, 'FL');
+  it('registers a small fleet through the admin API, runs a session on every charger and matches the gateway total', async () => {
+    // --register --admin-token: a new owner and personal token through the admin API, then POST /chargers
+    const { credentials, token: ownerToken } = await registerChargers({ apiUrl: svc.url, identities: identitiesFor(`SIM-FL-${++seq}-`, 3), adminToken: TEST_ADMIN_TOKEN });
+    expect(credentials.every((c) => typeof c.password === 'string' && c.password.length >= 16)).toBe(true);
+    const listed = await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(ownerToken) });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().chargers).toHaveLength(3);
     const summary = await runFleet({
       url: ocppUrl,
       protocol: 'ocpp1.6',
