@@ -41,7 +41,7 @@ export const AdminCatalogModelBody = z.object({
   max_power_w: z.number().int().positive().optional(),
   source: z.string().optional(),
   aliases: z
-    .array(z.object({ vendor: z.string().trim().min(1), model: z.string().trim().min(1), match: z.enum(['exact', 'prefix']).default('exact') }))
+    .array(z.object({ vendor: z.string().trim().min(1), model: z.string().trim().min(1), match: z.enum(['exact', 'prefix', 'pattern']).default('exact') }))
     .optional(),
 });
 

@@ -75,6 +75,17 @@ describe('catalog routes', () => {
     expect((await resolve('Acme', 'AC-22-X')).json()).toMatchObject({ catalog_model: 'Special', mid_meter: false });
   });
 
+  it('pattern aliases tell MID and non-MID type codes of one family apart (KEBA P30)', async () => {
+    expect((await resolve('Keba AG', 'KC-P30-EC2401B2-M0R')).json()).toMatchObject({ resolved: true, catalog_model: 'KeContact P30 c-series MID', mid_meter: true });
+    expect((await resolve('Keba AG', 'KC-P30-EC240422-M0R')).json()).toMatchObject({ resolved: true, catalog_model: 'KeContact P30 c-series MID', mid_meter: true });
+    expect((await resolve('Keba AG', 'KC-P30-EC240422-E00')).json()).toMatchObject({ resolved: true, mid_meter: false });
+    expect((await resolve('Keba AG', 'KC-P30-EX2400U2-M0R')).json()).toMatchObject({ catalog_model: 'KeContact P30 x-series MID' });
+    expect((await resolve('ABB', 'TAC-W11-G5-R-M-0')).json()).toMatchObject({ resolved: true, brand: 'ABB', mid_meter: true });
+    expect((await resolve('ABB', 'TAC-W11-G5-R-C-0')).json()).toMatchObject({ resolved: false });
+    // '%' and '_' in a reported model are literal, not wildcards
+    expect((await resolve('Keba AG', 'KC-P30-EC%')).json().resolved).toBe(false);
+  });
+
   it('a resolved non-MID model reports mid_meter: false', async () => {
     const res = await resolve('Easee', 'Easee Home');
     expect(res.json()).toMatchObject({ resolved: true, brand: 'Easee', mid_meter: false });

@@ -1,7 +1,8 @@
 // The one catalog resolver (ARCHITECTURE.md): GET /v1/catalog/chargers/resolve, POST /v1/chargers with
 // ocpp_vendor/ocpp_model, and OCPP BootNotification all call resolveCatalogModel.
 // Matching: the reported vendor and model, normalised (trimmed, lower case, single spaces), against each
-// model's aliases: an exact alias first, then the longest prefix alias (SKU families such as "NG910-60…").
+// model's aliases: an exact alias first, then the longest prefix alias (SKU families such as "NG910-60…") or
+// pattern alias (a glob such as "KC-P30-EC*-M*", where the MID option sits inside the type code).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
@@ -45,9 +46,18 @@ export async function resolveCatalogModel(db: Db, vendor: string, model: string)
             eb('catalog_aliases.match', '=', 'prefix'),
             eb(sql.val(m), 'like', sql<string>`replace(replace(replace(catalog_aliases.model, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'`),
           ]),
+          // 'pattern' (migration 0011): a glob, '*' any run, '?' one character
+          eb.and([
+            eb(sql<string>`catalog_aliases.match`, '=', 'pattern'),
+            eb(
+              sql.val(m),
+              'like',
+              sql<string>`replace(replace(replace(replace(replace(catalog_aliases.model, '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'), '?', '_')`,
+            ),
+          ]),
         ]),
       )
-      // exact before prefix, then the longest prefix
+      // exact first, then the longest (most specific) prefix or pattern
       .orderBy(sql`case when catalog_aliases.match = 'exact' then 0 else 1 end`)
       .orderBy(sql`length(catalog_aliases.model)`, 'desc')
       .executeTakeFirst();
