@@ -135,6 +135,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** integer Wh as a kWh decimal string with 3 decimals, without floating point */
 export function whToKwhString(wh: number): string {
   const sign = wh < 0 ? '-' : '';
@@ -179,7 +183,8 @@ export class ChargePoint extends EventEmitter {
   constructor(options: ChargePointOptions) {
     super();
     this.opts = {
-      url: options.url.replace(/\/+$/, ''),
+      // an endpoint copied with the identity already on it (…/ocpp/CP-1) is accepted as well
+      url: options.url.replace(/\/+$/, '').replace(new RegExp(`/(${escapeRegExp(options.identity)}|${escapeRegExp(encodeURIComponent(options.identity))})$`), ''),
       identity: options.identity,
       password: options.password,
       protocol: options.protocol,
