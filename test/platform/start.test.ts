@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
+const children: ChildProcess[] = [];
+
 function start(dataDir: string): { child: ChildProcess; output: () => string; url: Promise<string> } {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -16,6 +18,7 @@ function start(dataDir: string): { child: ChildProcess; output: () => string; ur
     JOBS_ENABLED: 'false',
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
   let out = '';
   const url = new Promise<string>((resolve, reject) => {
     const onData = (b: Buffer) => {
@@ -36,7 +39,11 @@ const exitCode = (child: ChildProcess) =>
 
 describe('npm start (PGlite)', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-start-'));
-  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => {
+    // a failed assertion must not leave a service running
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('the first start seeds and prints the demo credentials once; SIGTERM exits 0', async () => {
     const first = start(dataDir);
