@@ -329,9 +329,10 @@ export class ChargePoint extends EventEmitter {
         if (this.closing) return;
         try {
           await this.connect();
-          // a reconnect after a network loss: no new BootNotification unless the central system never
-          // accepted one on this connection's predecessor; chargers resume and flush their queue
-          await this.boot('PowerUp');
+          // a reconnect after a network loss: chargers resume (no new BootNotification once one was
+          // accepted), report their status and flush their queue
+          if (this.bootCount === 0) await this.boot('PowerUp');
+          else this.resumeBooted();
           await this.afterBoot();
         } catch (err) {
           this.log(`${this.opts.identity}: reconnect failed: ${(err as Error).message}`);
@@ -374,8 +375,16 @@ export class ChargePoint extends EventEmitter {
   async goOnline(opts: { boot?: boolean; duplicateFirst?: string } = {}): Promise<void> {
     this.closing = false;
     await this.connect();
-    if (opts.boot ?? true) await this.boot('PowerUp');
+    if ((opts.boot ?? true) || this.bootCount === 0) await this.boot('PowerUp');
+    else this.resumeBooted();
     await this.afterBoot(opts.duplicateFirst ? { duplicateFirst: opts.duplicateFirst } : {});
+  }
+
+  /** a reconnect without a new boot: the earlier Accepted still holds */
+  private resumeBooted(): void {
+    if (!this.booted) this.stats.booted++;
+    this.booted = true;
+    this.startHeartbeats();
   }
 
   async close(): Promise<void> {

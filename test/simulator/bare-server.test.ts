@@ -135,3 +135,28 @@ describe.each(PROTOCOLS)('simulator against the bare server, %s', (protocol) => 
     }
   });
 });
+
+describe('network loss', () => {
+  it('reconnects by itself after the central system drops it, without a new BootNotification, and replays what it queued', async () => {
+    const identity = id('drop');
+    const cp = new ChargePoint({ url: server.url, identity, protocol: 'ocpp1.6' });
+    try {
+      await cp.start();
+      const first = server.clients.get(identity)!;
+      await first.close({ force: true });
+      await waitFor(() => !cp.connected, 'the drop');
+      // a reading taken while the connection is down is queued
+      const tx = await cp.beginTx({ connectorId: 1, idTag: 'TAG', at: new Date(Date.now() - 60_000) });
+      expect(cp.queuedCount).toBe(1);
+      await waitFor(() => cp.connected && cp.queuedCount === 0, 'the reconnect and replay');
+      expect(server.clients.get(identity)).not.toBe(first);
+      expect(tx.transactionId).toEqual(expect.any(Number));
+      const methods = server.received.filter((r) => r.identity === identity).map((r) => r.method);
+      expect(methods.filter((m) => m === 'BootNotification')).toHaveLength(1);
+      expect(methods.slice(-2)).toEqual(['StatusNotification', 'StartTransaction']);
+      expect(cp.stats.booted).toBe(1);
+    } finally {
+      await cp.close();
+    }
+  });
+});
