@@ -120,9 +120,11 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
   // C1.6: without ADMIN_TOKEN every /admin path is 404; C2.6: on production every /sandbox path is 404.
   app.addHook('onRequest', async (req, reply) => {
     const p = req.url;
-    const off =
-      (!deps.config.ADMIN_TOKEN && (p === '/admin' || p.startsWith('/admin/') || p.startsWith('/admin?'))) ||
-      (deps.config.APP_ENV !== 'sandbox' && (p === '/sandbox' || p.startsWith('/sandbox/') || p.startsWith('/sandbox?')));
+    // the matched route too: a percent-encoded path (/%61dmin/…) reaches the same route as /admin/…
+    const route = req.routeOptions.url ?? '';
+    const under = (prefix: string) =>
+      p === prefix || p.startsWith(prefix + '/') || p.startsWith(prefix + '?') || route === prefix || route.startsWith(prefix + '/');
+    const off = (!deps.config.ADMIN_TOKEN && under('/admin')) || (deps.config.APP_ENV !== 'sandbox' && under('/sandbox'));
     if (off) return reply.code(404).send({ error: 'not_found', detail: `No route ${req.method} ${p.split('?')[0]}` });
   });
 

@@ -16,7 +16,7 @@ describe('admin API disabled without ADMIN_TOKEN', () => {
     try {
       const adminRoutes = registeredRoutes(svc.app).filter((r) => r.url.startsWith('/admin') && r.method !== 'HEAD');
       expect(adminRoutes.length).toBeGreaterThanOrEqual(7);
-      for (const r of [...adminRoutes, { method: 'GET', url: '/admin' }, { method: 'GET', url: '/admin/nothing?x=1' }]) {
+      for (const r of [...adminRoutes, { method: 'GET', url: '/admin' }, { method: 'GET', url: '/admin/nothing?x=1' }, { method: 'POST', url: '/%61dmin/users' }]) {
         const url = r.url.replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
         const res = await svc.app.inject({ method: r.method as 'GET', url, headers: admin, payload: r.method === 'GET' ? undefined : {} });
         expect(res.statusCode, `${r.method} ${url}`).toBe(404);
