@@ -145,6 +145,16 @@ describe('auth matrix (spec §5, C1.2–C1.4)', () => {
     expect(res.json().detail).toContain('sandbox');
   });
 
+  it('on production every /sandbox path is 404, whatever the credential (C2.6)', async () => {
+    const { registeredRoutes } = await import('../../src/http/app.ts');
+    const sandboxRoutes = registeredRoutes(prod.app).filter((r) => r.url.startsWith('/sandbox') && r.method !== 'HEAD');
+    for (const r of [...sandboxRoutes, { method: 'POST', url: '/sandbox/anything' }]) {
+      const url = r.url.replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
+      const res = await prod.app.inject({ method: r.method as 'POST', url, headers: bearer(await partner.cpoToken()), payload: {} });
+      expect(res.statusCode, `${r.method} ${url}`).toBe(404);
+    }
+  });
+
   it('a missing scope: 403 Insufficient scope with required_scope and detail', async () => {
     const narrow = await partner.cpoToken(['cpo:accounts:write']);
     const res = await get(svc, '/v1/probe/accounts', narrow);
