@@ -120,7 +120,7 @@ export interface CatalogAliasesTable {
   catalog_model_id: string;
   vendor: string;
   model: string;
-  match: 'exact' | 'prefix';
+  match: 'exact' | 'prefix' | 'pattern';
 }
 
 export interface ChargersTable {

@@ -19,10 +19,6 @@ export const CatalogAlias = z.object({
   match: z.enum(['exact', 'prefix', 'pattern']).default('exact'),
 });
 
-// core.ts types catalog_aliases.match as 'exact' | 'prefix'; migration 0011 (onboarding) adds 'pattern'.
-// The cast keeps the core file untouched until its owner widens the type.
-type AliasMatchColumn = 'exact' | 'prefix';
-
 export const CatalogEntry = z.object({
   brand: z.string().min(1),
   model: z.string().min(1),
@@ -52,7 +48,7 @@ export async function upsertCatalogModel(db: Db, input: CatalogEntryInput): Prom
     for (const a of e.aliases) {
       await trx
         .insertInto('catalog_aliases')
-        .values({ catalog_model_id: row.id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match as AliasMatchColumn })
+        .values({ catalog_model_id: row.id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match })
         .onConflict((oc) => oc.columns(['vendor', 'model', 'match']).doUpdateSet({ catalog_model_id: row.id }))
         .execute();
     }
@@ -83,11 +79,11 @@ export async function loadBundledCatalog(db: Db, file = BUNDLED_CATALOG): Promis
       .returning(['id', 'brand', 'model'])
       .execute();
     const idOf = new Map(models.map((m) => [`${m.brand.toLowerCase()}\u0000${m.model.toLowerCase()}`, m.id]));
-    const aliases = new Map<string, { catalog_model_id: string; vendor: string; model: string; match: AliasMatchColumn }>();
+    const aliases = new Map<string, { catalog_model_id: string; vendor: string; model: string; match: 'exact' | 'prefix' | 'pattern' }>();
     for (const e of entries) {
       const id = idOf.get(`${e.brand.toLowerCase()}\u0000${e.model.toLowerCase()}`)!;
       for (const a of e.aliases) {
-        const row = { catalog_model_id: id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match as AliasMatchColumn };
+        const row = { catalog_model_id: id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match };
         aliases.set(`${row.vendor}\u0000${row.model}\u0000${row.match}`, row);
       }
     }
