@@ -1,6 +1,7 @@
 // ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // C0.5: the environment is read once, validated with one zod schema, and frozen.
 // A bad value stops the process naming every offending key. .env.example documents every key.
+import fs from 'node:fs';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 
@@ -132,11 +133,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (appEnv === 'production' && !env.DATA_ENCRYPTION_KEY?.trim()) {
     issues.push({ key: 'DATA_ENCRYPTION_KEY', message: 'required in production (32 bytes, base64)' });
   }
+  // TLS on the service port (OCPP Security Profile 2 without a proxy): both files or neither, and readable.
+  const tls = { TLS_CERT_FILE: env.TLS_CERT_FILE?.trim(), TLS_KEY_FILE: env.TLS_KEY_FILE?.trim() };
+  if (Boolean(tls.TLS_CERT_FILE) !== Boolean(tls.TLS_KEY_FILE)) {
+    const missing = tls.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE';
+    issues.push({ key: missing, message: 'TLS_CERT_FILE and TLS_KEY_FILE are set together' });
+  }
+  for (const [key, file] of Object.entries(tls)) {
+    if (file && !fs.existsSync(file)) issues.push({ key, message: `file not found: ${file}` });
+  }
   if (!parsed.success || issues.length) throw new ConfigError(issues);
   const c = parsed.data;
   const cfg: Config = {
     ...c,
-    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
+    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `${c.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${c.PORT}`).replace(/\/+$/, ''),
     DATA_DIR: c.DATA_DIR ?? `./data/${c.APP_ENV}`,
   };
   return Object.freeze(cfg);

@@ -1,5 +1,6 @@
 // buildApp(deps) returns a fastify instance and never listens (ARCHITECTURE.md): main.ts listens, tests inject.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import Fastify, { type FastifyError } from 'fastify';
 import formbody from '@fastify/formbody';
 import {
@@ -38,7 +39,13 @@ export function registeredRoutes(app: App): RouteInfo[] {
 }
 
 export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<App> {
+  const { TLS_CERT_FILE, TLS_KEY_FILE } = deps.config;
   const app = Fastify({
+    // TLS on the service port when configured (OCPP Security Profile 2 without a TLS proxy, C4.2); the OCPP
+    // WebSocket rides on the same server's upgrade event, so it gets wss:// with no change of its own.
+    ...(TLS_CERT_FILE && TLS_KEY_FILE
+      ? { https: { cert: fs.readFileSync(TLS_CERT_FILE), key: fs.readFileSync(TLS_KEY_FILE) } }
+      : {}),
     loggerInstance: deps.logger,
     bodyLimit: deps.config.HTTP_MAX_BODY_BYTES,
     trustProxy: deps.config.TRUST_PROXY,
