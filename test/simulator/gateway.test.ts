@@ -126,6 +126,23 @@ describe.each(PROTOCOLS)('simulator against the gateway, %s', (protocol) => {
     expect(totals).toEqual({ session: expected, offline: expected, quirks: expected });
   });
 
+  it('Wh values sent with unit kWh (a broken firmware) are flagged, never counted a thousandfold', async () => {
+    const [c] = await register(1, 'MIS');
+    const { result, cp } = await runScenario('quirks', { url: ocppUrl, protocol, quirks: ['wh-as-kwh'], initialRegisterWh: 500_000, ...c! }, { sessions: 2, seed: 1 });
+    await cp.close();
+    expect(result.errors).toEqual([]);
+    const stored = await storedSessions(c!.identity);
+    expect(stored.rows).toHaveLength(2);
+    expect(stored.total).toBeLessThanOrEqual(result.energyWh);
+    const flagged = await svc.deps.db
+      .selectFrom('meter_readings')
+      .select('anomaly')
+      .where('charger_id', '=', stored.id)
+      .where('anomaly', 'is not', null)
+      .execute();
+    expect(flagged.length).toBeGreaterThan(0);
+  });
+
   it('answers a RemoteStop and a Reset sent through the admin command endpoint', async () => {
     const [c] = await register();
     const cp = new ChargePoint({ url: ocppUrl, protocol, ...c!, liveMeterIntervalMs: 250, livePowerW: 7_400, rebootDelayMs: 100 });
