@@ -58,6 +58,8 @@ export interface ChargePointOptions {
   liveTimeScale?: number;
   /** register value the charger's meter starts from (Wh); default 0 */
   initialRegisterWh?: number;
+  /** wss:// without certificate verification (a test system with a self-signed certificate) */
+  insecure?: boolean;
   /** 1.6: add the end reading as transactionData to StopTransaction, as most chargers do; default true */
   stopTransactionData?: boolean;
   stats?: Stats;
@@ -204,6 +206,7 @@ export class ChargePoint extends EventEmitter {
       liveTimeScale: options.liveTimeScale ?? 1,
       initialRegisterWh: options.initialRegisterWh ?? 0,
       stopTransactionData: options.stopTransactionData ?? true,
+      insecure: options.insecure ?? false,
     };
     this.stats = options.stats ?? new Stats();
     this.log = options.log ?? (() => {});
@@ -288,6 +291,7 @@ export class ChargePoint extends EventEmitter {
       callTimeoutMs: this.opts.callTimeoutMs,
       reconnect: false,
       pingIntervalMs: 60_000,
+      ...(this.opts.insecure ? { wsOpts: { rejectUnauthorized: false } } : {}),
     });
     this.attachHandlers(client);
     this.client = client;

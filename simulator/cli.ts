@@ -18,6 +18,7 @@ Connection
   --vendor V --model M --serial S --firmware F   sent in BootNotification (default Alfen BV / NG910-60023)
   --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
   --timeout-ms MS        call timeout, default 30000
+  --insecure             wss:// without verifying the certificate (self-signed test systems)
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
       connectors: { type: 'string' },
       'timeout-ms': { type: 'string' },
       'no-stop-data': { type: 'boolean', default: false },
+      insecure: { type: 'boolean', default: false },
       scenario: { type: 'string' },
       energy: { type: 'string' },
       power: { type: 'string' },
@@ -172,6 +174,7 @@ async function main(): Promise<void> {
     ...(quirks ? { quirks } : {}),
     callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
     ...(a['no-stop-data'] ? { stopTransactionData: false } : {}),
+    ...(a.insecure ? { insecure: true } : {}),
   };
 
   const abort = new AbortController();
@@ -262,7 +265,9 @@ main().then(
     setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
   },
   (err) => {
-    process.stderr.write(`simulate: ${(err as Error).stack ?? err}\n`);
+    const e = err as Error & { code?: unknown };
+    const verbose = process.argv.includes('--verbose');
+    process.stderr.write(`simulate: ${verbose ? (e.stack ?? e) : e.message}${e.code !== undefined ? ` (${String(e.code)})` : ''}\n`);
     process.exit(1);
   },
 );

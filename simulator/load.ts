@@ -19,6 +19,7 @@ export interface FleetOptions {
   connectors?: number;
   quirks?: Quirk[];
   stopTransactionData?: boolean;
+  insecure?: boolean;
   /** chargers started per second (default 50) */
   rampPerSecond?: number;
   workload?: FleetWorkload;
@@ -110,6 +111,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       // a fleet must not reconnect behind the workload's back: the storm is driven explicitly
       autoReconnect: false,
       ...(o.stopTransactionData === false ? { stopTransactionData: false } : {}),
+      ...(o.insecure ? { insecure: true } : {}),
       ...(o.vendor ? { vendor: o.vendor } : {}),
       ...(o.model ? { model: o.model } : {}),
       ...(o.firmware ? { firmware: o.firmware } : {}),
