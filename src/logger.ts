@@ -23,12 +23,39 @@ export const REDACT_PATHS = [
   ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]),
 ];
 
+// Paths whose last segment is a capability (whoever has the link can sign or claim): the token is masked in
+// the request line, and so are credential-like query parameters.
+const TOKEN_PATH = /^(\/(?:mandates|claim|unsubscribe)\/)[^/?#]+/;
+const TOKEN_QUERY = /([?&](?:token|api_key|access_token|client_secret|password)=)[^&#]*/gi;
+
+export function maskUrl(url: string): string {
+  return url.replace(TOKEN_PATH, '$1[redacted]').replace(TOKEN_QUERY, '$1[redacted]');
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
 export function createLogger(opts: { level: string; destination?: pino.DestinationStream }): Logger {
   return pino(
     {
       level: opts.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { service: 'ere-gateway' },
+      // replaces fastify's request serializer (a logger instance's own serializers win): same fields, masked URL
+      serializers: {
+        req: (req: LoggedRequest) => ({
+          method: req.method,
+          url: maskUrl(req.url),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     opts.destination,

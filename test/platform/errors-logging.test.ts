@@ -88,12 +88,15 @@ describe('errors and logs', () => {
       headers: { authorization: `Basic ${Buffer.from(`${p.clientId}:${p.clientSecret}`).toString('base64')}` },
       payload: { grant_type: 'client_credentials', client_id: p.clientId, client_secret: p.clientSecret },
     });
+    await svc.app.inject({ method: 'GET', url: '/claim/capability-token-123?x=1' });
+    await svc.app.inject({ method: 'GET', url: '/probe/x?token=capability-token-456&a=b' });
     svc.deps.logger.info({ req: { headers: { authorization: `Bearer ${p.apiKey}` } }, client_secret: p.clientSecret }, 'direct');
     expect(lines.length).toBeGreaterThan(3);
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const l of parsed.filter((x) => x.msg !== 'direct')) expect(l.reqId, JSON.stringify(l)).toEqual(expect.any(String));
     const all = lines.join('\n');
-    for (const secret of [p.apiKey, p.clientSecret, SECRET_IBAN, 'pw-123456', 'cs_abc', 'hunter2']) {
+    expect(all).toContain('/claim/[redacted]?x=1');
+    for (const secret of [p.apiKey, p.clientSecret, SECRET_IBAN, 'pw-123456', 'cs_abc', 'hunter2', 'capability-token-123', 'capability-token-456']) {
       expect(all).not.toContain(secret);
     }
     expect(all).toContain('[redacted]');
