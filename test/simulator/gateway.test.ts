@@ -18,7 +18,8 @@ let token: string;
 let seq = 0;
 
 beforeAll(async () => {
-  svc = await createTestService({ listen: true });
+  // a 1 s interval: the Pending retry (BootNotification answers Pending with the heartbeat interval) is quick
+  svc = await createTestService({ listen: true, env: { HEARTBEAT_INTERVAL_SECONDS: '1' } });
   await loadBundledCatalog(svc.deps.db);
   token = (await aUser(svc.deps)).token;
   ocppUrl = svc.url.replace(/^http/, 'ws') + '/ocpp';
@@ -141,6 +142,30 @@ describe.each(PROTOCOLS)('simulator against the gateway, %s', (protocol) => {
       .where('anomaly', 'is not', null)
       .execute();
     expect(flagged.length).toBeGreaterThan(0);
+  });
+
+  it('waits through Pending: retries BootNotification after the interval until the operator accepts it', async () => {
+    const [c] = await register(1, 'PEND');
+    const id = await chargerId(c!.identity);
+    const setStatus = (status: string) =>
+      svc.app.inject({ method: 'PUT', url: `/admin/chargers/${id}/registration`, headers: bearer(TEST_ADMIN_TOKEN), payload: { status } });
+    expect((await setStatus('Pending')).statusCode).toBe(200);
+    const cp = new ChargePoint({ url: ocppUrl, protocol, ...c! });
+    const statuses: string[] = [];
+    cp.on('bootStatus', (s: string) => statuses.push(s));
+    try {
+      const started = cp.start();
+      await waitFor(() => statuses.length >= 2, 'a second Pending boot');
+      expect(cp.booted).toBe(false);
+      expect((await setStatus('Accepted')).statusCode).toBe(200);
+      await started;
+      expect(cp.booted).toBe(true);
+      expect(statuses[0]).toBe('Pending');
+      expect(statuses.at(-1)).toBe('Accepted');
+      expect(cp.heartbeatIntervalS).toBe(1);
+    } finally {
+      await cp.close();
+    }
   });
 
   it('answers a RemoteStop and a Reset sent through the admin command endpoint', async () => {
