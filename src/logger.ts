@@ -48,13 +48,16 @@ export function createLogger(opts: { level: string; destination?: pino.Destinati
       base: { service: 'ere-gateway' },
       // replaces fastify's request serializer (a logger instance's own serializers win): same fields, masked URL
       serializers: {
-        req: (req: LoggedRequest) => ({
-          method: req.method,
-          url: maskUrl(req.url),
-          host: req.host,
-          remoteAddress: req.ip,
-          remotePort: req.socket?.remotePort,
-        }),
+        req: (req: LoggedRequest | undefined) =>
+          req && typeof req === 'object' && typeof req.url === 'string'
+            ? {
+                method: req.method,
+                url: maskUrl(req.url),
+                host: req.host,
+                remoteAddress: req.ip,
+                remotePort: req.socket?.remotePort,
+              }
+            : req,
       },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
