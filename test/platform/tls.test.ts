@@ -1,19 +1,15 @@
 // TLS on the service port (TLS_CERT_FILE / TLS_KEY_FILE): OCPP Security Profile 2 without a proxy (C4.2).
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import https from 'node:https';
-import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createTestService } from '../helpers/app.ts';
 
+// A self-signed certificate for localhost made for these tests only (no openssl needed at test time).
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 function selfSigned(): { cert: string; key: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-tls-'));
-  const cert = path.join(dir, 'cert.pem');
-  const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-  return { cert, key };
+  return { cert: path.join(FIXTURES, 'test-only-tls-cert.pem'), key: path.join(FIXTURES, 'test-only-tls-key.pem') };
 }
 
 function get(url: string): Promise<{ status: number; body: string }> {
@@ -52,7 +48,7 @@ describe('TLS on the service port', () => {
       }
       return [];
     };
-    expect(bad({ TLS_CERT_FILE: '/etc/hostname' })).toEqual(['TLS_KEY_FILE']);
+    expect(bad({ TLS_CERT_FILE: selfSigned().cert })).toEqual(['TLS_KEY_FILE']);
     expect(bad({ TLS_CERT_FILE: '/nope/cert.pem', TLS_KEY_FILE: '/nope/key.pem' })).toEqual(['TLS_CERT_FILE', 'TLS_KEY_FILE']);
   });
 });
