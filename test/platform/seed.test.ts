@@ -81,6 +81,21 @@ describe('sandbox seed (C1.7)', () => {
     }
   });
 
+  it('two processes starting at once on an empty database seed it once (a lock)', async () => {
+    const a = await createTestService();
+    const b = await createTestService({ db: a.testDb });
+    try {
+      const { seedSandbox } = await import('../../src/domain/platform/seed.ts');
+      const results = await Promise.all([seedSandbox(a.deps), seedSandbox(b.deps)]);
+      expect(results.filter((r) => r !== null)).toHaveLength(1);
+      expect(await a.deps.db.selectFrom('partners').select('id').execute()).toHaveLength(1);
+      expect(await a.deps.db.selectFrom('chargers').select('id').execute()).toHaveLength(1);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
   it('production never seeds credentials but loads the catalog', async () => {
     const prod = await createTestService({ seed: true, env: { APP_ENV: 'production' } });
     try {
