@@ -19,6 +19,7 @@ Commands:
   mint-user-token <user_id> --scopes chargers:read,chargers:write
                                             POST /admin/users/:user_id/api-tokens (revokes the earlier token)
   link-account <user_id> <account_id>       POST /admin/users/:user_id/accounts
+  list-jobs                                 GET /admin/jobs (names and crons)
   run-job <job>                             POST /admin/jobs/:job/run (e.g. energy-aggregate, ean-recheck)
   request <METHOD> <PATH> [json]            any admin request, e.g.
                                             request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
@@ -87,6 +88,8 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
       return { method: 'POST', path: `/admin/users/${seg(need(p[0], 'user_id'))}/api-tokens`, body: { scopes: need(list(f['scopes']), '--scopes') } };
     case 'link-account':
       return { method: 'POST', path: `/admin/users/${seg(need(p[0], 'user_id'))}/accounts`, body: { account_id: need(p[1], 'account_id') } };
+    case 'list-jobs':
+      return { method: 'GET', path: '/admin/jobs' };
     case 'run-job':
       return { method: 'POST', path: `/admin/jobs/${seg(need(p[0], 'job'))}/run` };
     case 'request': {

@@ -102,6 +102,12 @@ describe('admin API (C1.6)', () => {
     expect(none.json().error).toBe('account_not_found');
   });
 
+  it('lists the jobs with their crons', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/admin/jobs', headers: admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().jobs).toContainEqual({ name: 'rate-limit-cleanup', cron: svc.config.RATE_LIMIT_CLEANUP_CRON });
+  });
+
   it('runs a job now, and 404 for an unknown job', async () => {
     await svc.deps.db.insertInto('rate_limits').values({ key: 'x:old', count: 1, window_start: new Date(Date.now() - 7200_000), window_ms: 60_000 }).execute();
     const res = await post('/admin/jobs/rate-limit-cleanup/run');
@@ -115,6 +121,7 @@ describe('admin API (C1.6)', () => {
   it('the CLI maps commands to admin requests and prints the answer', async () => {
     expect(toRequest(['link-account', 'u1', 'a1'])).toEqual({ method: 'POST', path: '/admin/users/u1/accounts', body: { account_id: 'a1' } });
     expect(toRequest(['request', 'get', '/admin/outbox'])).toEqual({ method: 'GET', path: '/admin/outbox' });
+    expect(toRequest(['list-jobs'])).toEqual({ method: 'GET', path: '/admin/jobs' });
     const out: string[] = [];
     const err: string[] = [];
     const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };

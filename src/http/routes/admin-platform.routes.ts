@@ -12,7 +12,7 @@ import {
 } from '../../domain/credentials/tokens.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { runJobExclusive } from '../../jobs/scheduler.ts';
-import { findJob } from '../../jobs/registry.ts';
+import { allJobs, findJob } from '../../jobs/registry.ts';
 import type { RouteRegistrar } from '../types.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() });
@@ -116,6 +116,19 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req) => linkAccountOwner(deps, req.params.user_id, req.body.account_id),
+  );
+
+  app.get(
+    '/admin/jobs',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'The scheduled jobs and their cron expressions (null: on demand only)',
+        response: { 200: z.object({ jobs: z.array(z.object({ name: z.string(), cron: z.string().nullable() })) }), ...errors },
+      },
+    },
+    async () => ({ jobs: allJobs.map((j) => ({ name: j.name, cron: j.cron(deps.config) })) }),
   );
 
   app.post(
