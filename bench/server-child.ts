@@ -113,9 +113,17 @@ process.on('message', (m: any) => {
       });
   }
 });
-process.on('disconnect', () => {
-  void stop().finally(() => process.exit(0));
-});
+const shutdown = () => {
+  void stop()
+    .catch(() => {})
+    .finally(() => {
+      fs.rmSync(tmp, { recursive: true, force: true });
+      process.exit(0);
+    });
+};
+process.on('disconnect', shutdown);
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);
 
 (kind === 'gateway' ? startGateway() : startBare()).then(
   ({ url, db }) => send({ type: 'ready', url, csv: csvPath, db }),
