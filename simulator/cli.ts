@@ -180,7 +180,10 @@ async function main(): Promise<void> {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());
-  const send = (msg: unknown) => (process.send ? process.send(msg) : undefined);
+  // IPC to a parent (the benchmark); a parent that went away is not an error here
+  const send = (msg: unknown) => {
+    if (process.send && process.connected) process.send(msg, undefined, undefined, () => {});
+  };
 
   if (credentials.length === 1 && !fleetOnly) {
     const c = credentials[0]!;
