@@ -1,5 +1,6 @@
 // C1.5: limits per credential, counted in PostgreSQL so two processes on one database share the count.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { runJobExclusive } from '../../src/jobs/scheduler.ts';
 import { rateLimitCleanupJob } from '../../src/jobs/rate-limit-cleanup.job.ts';
 import type { RouteRegistrar } from '../../src/http/types.ts';
@@ -10,6 +11,11 @@ const probe: RouteRegistrar = (app) => {
   app.post('/partner/probe', { config: { auth: { accepts: ['partner'] } } }, async () => ({ ok: true }));
   app.get('/probe/sessions', { config: { auth: { accepts: ['personal'], scope: 'chargers:read' } } }, async () => ({ ok: true }));
   app.get('/v1/probe/catalog', { config: { auth: { accepts: ['cpo'] } } }, async () => ({ ok: true }));
+  app.post(
+    '/probe/validated',
+    { config: { auth: { accepts: ['personal'], scope: 'chargers:read' } }, schema: { body: z.object({ n: z.number() }) } },
+    async () => ({ ok: true }),
+  );
 };
 
 const limits = {
@@ -91,6 +97,25 @@ describe('rate limits (C1.5)', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['ratelimit-policy']).toBe('"token";q=2;w=60');
+  });
+
+  it('a refused request counts against the client IP and carries the headers; its status stays', async () => {
+    const res = await a.app.inject({ method: 'POST', url: '/partner/probe', headers: bearer('pk_test_not-a-key') });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['ratelimit-policy']).toBe('"public";q=1000;w=60');
+    expect(res.headers['ratelimit']).toMatch(/^"public";r=\d+;t=\d+$/);
+    const unknown = await a.app.inject({ method: 'GET', url: '/no/such/route' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers['ratelimit-policy']).toBe('"public";q=1000;w=60');
+  });
+
+  it('a request with a valid credential that fails validation counts against that credential', async () => {
+    const user = await aUser(a.deps);
+    const first = await a.app.inject({ method: 'GET', url: '/probe/sessions', headers: bearer(user.token) });
+    expect(first.headers['ratelimit']).toMatch(/^"personal";r=4;/);
+    const bad = await a.app.inject({ method: 'POST', url: '/probe/validated', headers: bearer(user.token), payload: { n: 'not a number' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['ratelimit']).toMatch(/^"personal";r=3;/);
   });
 
   it('operations routes are not counted', async () => {

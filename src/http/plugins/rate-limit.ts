@@ -7,14 +7,14 @@
 //   personal  per personal API token
 //   token     POST /oauth/token, per client_id in the body
 //   public    requests without a credential (public pages, unknown routes), per client IP
-// Not counted: the admin API (operator tooling), /healthz, /readyz, /metrics and the API docs, and requests
-// already refused by the auth layer (401/403) or by the /admin and /sandbox gates.
+// Not counted: the admin API (operator tooling), /healthz, /readyz, /metrics and the API docs. A request the
+// auth layer refused (401/403) counts against the client IP ("public"), and its response carries the headers.
 //
 // Headers follow draft-ietf-httpapi-ratelimit-headers-10 (structured fields):
 //   RateLimit-Policy: "partner";q=120;w=60      quota q per window of w seconds
 //   RateLimit: "partner";r=119;t=60             r requests left, window resets in t seconds
 // Over the limit: 429 {error: "Too many requests", retry_after_seconds} and Retry-After (seconds).
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Deps } from '../../deps.ts';
 import { hitRateLimit, readRateLimit } from '../../domain/platform/rate-limits.ts';
@@ -88,19 +88,35 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
     (Object.keys(max) as RateLimitPolicy[]).map((p) => [p, app.createRateLimit({ max: max[p], timeWindow: windowMs })]),
   ) as Record<RateLimitPolicy, ReturnType<App['createRateLimit']>>;
 
-  app.addHook('preHandler', async (req, reply) => {
-    const target = classify(req);
-    if (!target) return;
+  /** Counts the request and sets the headers; returns the seconds to wait when it is over the limit. */
+  const count = async (req: FastifyRequest, reply: FastifyReply, target: { policy: RateLimitPolicy; id: string }) => {
     (req as Keyed)[KEY] = `${target.policy}:${target.id}`;
     const r = await limiters[target.policy](req);
-    if (r.isAllowed) return;
+    if (r.isAllowed) return null;
     const windowS = Math.round(r.timeWindow / 1000);
     const reset = r.ttlInSeconds > 0 ? r.ttlInSeconds : windowS;
     reply.header('RateLimit-Policy', `"${target.policy}";q=${r.max};w=${windowS}`);
     reply.header('RateLimit', `"${target.policy}";r=${r.remaining};t=${reset}`);
-    if (r.isExceeded) {
-      reply.header('Retry-After', String(reset));
-      return reply.code(429).send({ error: 'Too many requests', retry_after_seconds: reset });
+    return r.isExceeded ? reset : null;
+  };
+
+  app.addHook('preHandler', async (req, reply) => {
+    const target = classify(req);
+    if (!target) return;
+    const wait = await count(req, reply, target);
+    if (wait !== null) {
+      reply.header('Retry-After', String(wait));
+      return reply.code(429).send({ error: 'Too many requests', retry_after_seconds: wait });
     }
+  });
+
+  // A request answered before preHandler (refused by the auth layer, a body that failed validation, 413)
+  // still counts, against its credential when one was accepted and else against the client IP, and its
+  // response carries the headers too. Its status stays what it was.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if ((req as Keyed)[KEY] !== undefined || reply.hasHeader('RateLimit')) return payload;
+    const target = classify(req);
+    if (target) await count(req, reply, target);
+    return payload;
   });
 }
