@@ -175,6 +175,9 @@ async function main(): Promise<void> {
     callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
     ...(a['no-stop-data'] ? { stopTransactionData: false } : {}),
     ...(a.insecure ? { insecure: true } : {}),
+    // live sessions (remote starts, --realtime) charge at --power and report every --meter-interval
+    ...(params.powerW !== undefined ? { livePowerW: params.powerW } : {}),
+    ...(params.meterIntervalS !== undefined ? { liveMeterIntervalMs: params.meterIntervalS * 1000 } : {}),
   };
 
   const abort = new AbortController();
