@@ -35,7 +35,7 @@ async function aSession(chargerId: string, startedAt: string, wh: number, endedA
 let ean = 0;
 
 /** An ERE-eligible account of `userId` (C2.8: matched EAN, active mandate and connection, MID charger, IBAN). */
-async function anEligibleAccount(userId: string) {
+async function anEligibleAccount(userId: string, mandateValidFrom = '2026-01-01T00:00:00Z') {
   const acc = await svc.deps.db
     .insertInto('accounts')
     .values({ owner_user_id: userId, display_name: 'Home', iban_encrypted: svc.deps.cipher.encrypt('NL91ABNA0417164300'), partner_id: null, cpo_external_ref: null, signatory_full_name: null, signatory_email: null, signatory_phone: null, fee_pct: null })
@@ -43,7 +43,7 @@ async function anEligibleAccount(userId: string) {
     .executeTakeFirstOrThrow();
   await svc.deps.db
     .insertInto('connections')
-    .values({ account_id: acc.id, ean_code: `8716859${String(++ean).padStart(11, '0')}`, street: 'Dorpsstraat', house_number: '1', house_number_addition: null, postal_code: '1234AB', city: 'Utrecht', ean_validation_status: 'matched', mandate_status: 'active', mandate_valid_from: null, ean_checked_at: null })
+    .values({ account_id: acc.id, ean_code: `8716859${String(++ean).padStart(11, '0')}`, street: 'Dorpsstraat', house_number: '1', house_number_addition: null, postal_code: '1234AB', city: 'Utrecht', ean_validation_status: 'matched', mandate_status: 'active', mandate_valid_from: mandateValidFrom, ean_checked_at: null })
     .execute();
   return acc.id;
 }
@@ -198,5 +198,33 @@ describe('GET /chargers and GET /sessions', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ error: 'invalid_request', detail: expect.stringContaining(name!) });
     }
+  });
+
+  it("counts a session only when the machtiging was in force at the session's end (C5.2)", async () => {
+    const dave = await aUser(svc.deps);
+    const account = await anEligibleAccount(dave.userId, '2026-06-15T12:00:00Z');
+    const cp = (await anOcppCharger(svc, dave, { nickname: 'Dave' })).chargerId;
+    await svc.deps.db.updateTable('chargers').set({ account_id: account, mid_certified: true }).where('id', '=', cp).execute();
+    await aSession(cp, '2026-06-15T09:00:00Z', 10_000, '2026-06-15T11:00:00Z'); // ended before signing
+    await aSession(cp, '2026-06-16T09:00:00Z', 10_000, '2026-06-16T11:00:00Z'); // after signing
+    const res = await svc.app.inject({ method: 'GET', url: '/sessions', headers: bearer(dave.token) });
+    const sessions = res.json().sessions as Array<{ started_at: string; counts_for_ere: boolean; ere_credits: number; estimated_euro: number }>;
+    expect(sessions.map((x) => [x.started_at, x.counts_for_ere, x.ere_credits, x.estimated_euro])).toEqual([
+      ['2026-06-16T09:00:00Z', true, 3.33, 0.4],
+      ['2026-06-15T09:00:00Z', false, 0, 0],
+    ]);
+  });
+
+  it('uses the fee of the user\'s account agreement in estimate_basis and estimates', async () => {
+    const erin = await aUser(svc.deps);
+    const account = await anEligibleAccount(erin.userId);
+    await svc.deps.db.updateTable('accounts').set({ fee_pct: '20' }).where('id', '=', account).execute();
+    const cp = (await anOcppCharger(svc, erin, { nickname: 'Erin' })).chargerId;
+    await svc.deps.db.updateTable('chargers').set({ account_id: account, mid_certified: true }).where('id', '=', cp).execute();
+    await aSession(cp, '2026-07-01T09:00:00Z', 10_000, '2026-07-01T11:00:00Z');
+    const body = (await svc.app.inject({ method: 'GET', url: '/sessions', headers: bearer(erin.token) })).json();
+    expect(body.estimate_basis).toEqual({ price_per_ere: 0.14, effective_fee_pct: 20 });
+    // 3.33 ERE × €0.140 = €0.4662 gross, × 80 % = €0.37296 → 0.37
+    expect(body.sessions[0]).toMatchObject({ counts_for_ere: true, ere_credits: 3.33, estimated_euro: 0.37 });
   });
 });

@@ -1,7 +1,8 @@
 // C5.1–C5.2 indicative ERE figures of a session: ere_credits and estimated_euro, in fixed-point decimals.
-// Until the ERE ledger exists, price and fee come from configuration (ERE_INDICATIVE_PRICE_EUR, ERE_FEE_PCT).
+// The price is the indicative one from configuration (ERE_INDICATIVE_PRICE_EUR); the fee is the user's (userFeePct).
 import type { Config } from '../../config.ts';
-import { decToNumber, divRound, rescale, toDec } from '../../lib/decimal.ts';
+import { decToNumber, rescale, toDec } from '../../lib/decimal.ts';
+import { feeUnitsOf, netCents, priceUnitsOf } from '../ere/amounts.ts';
 import { ereForWh } from '../ere/factor.ts';
 
 export interface EstimateBasis {
@@ -9,10 +10,11 @@ export interface EstimateBasis {
   effective_fee_pct: number;
 }
 
-export function estimateBasis(config: Pick<Config, 'ERE_INDICATIVE_PRICE_EUR' | 'ERE_FEE_PCT'>): EstimateBasis {
+/** The basis of a user's estimates: the indicative price (configuration) and the fee that applies to them. */
+export function estimateBasis(config: Pick<Config, 'ERE_INDICATIVE_PRICE_EUR'>, feePct: string): EstimateBasis {
   return {
     price_per_ere: decToNumber(toDec(config.ERE_INDICATIVE_PRICE_EUR, 3), 3),
-    effective_fee_pct: decToNumber(toDec(config.ERE_FEE_PCT, 2), 2),
+    effective_fee_pct: decToNumber(toDec(feePct, 2), 2),
   };
 }
 
@@ -22,20 +24,18 @@ export function complianceYear(at: Date): number {
 }
 
 /**
- * ERE credits (2 decimals) and the indicative net euro value (2 decimals) of `wh` charged in `year`.
- * A session that does not count for ERE has 0 of both.
+ * ERE credits (2 decimals) and the indicative net euro value (2 decimals) of `wh` charged in `year`:
+ * the ERE shown, at the indicative price, less the user's fee — the same arithmetic as the ERE ledger
+ * (src/domain/ere/amounts.ts). A session that does not count for ERE has 0 of both.
  */
 export function estimateSession(
-  config: Pick<Config, 'RENEWABLE_SHARE' | 'ERE_INDICATIVE_PRICE_EUR' | 'ERE_FEE_PCT'>,
-  s: { wh: bigint; year: number; countsForEre: boolean },
+  config: Pick<Config, 'RENEWABLE_SHARE' | 'ERE_INDICATIVE_PRICE_EUR'>,
+  s: { wh: bigint; year: number; countsForEre: boolean; feePct: string },
 ): { ere_credits: number; estimated_euro: number } {
   if (!s.countsForEre || s.wh <= 0n) return { ere_credits: 0, estimated_euro: 0 };
-  const ere6 = ereForWh(config, s.year, s.wh); // ERE at 1e-6
-  const price3 = toDec(config.ERE_INDICATIVE_PRICE_EUR, 3); // € at 1e-3
-  const keep4 = 100n * 10_000n - toDec(config.ERE_FEE_PCT, 4); // percent kept, at 1e-4
-  // ere6 × price3 → 1e-9 €, × keep4 / 100 → 1e-13 € ⇒ to cents
-  const cents = divRound(ere6 * price3 * keep4, 100n * 10n ** 11n);
-  return { ere_credits: decToNumber(rescale(ere6, 6, 2), 2), estimated_euro: decToNumber(cents, 2) };
+  const ere2 = rescale(ereForWh(config, s.year, s.wh), 6, 2);
+  const cents = netCents(ere2, priceUnitsOf(config.ERE_INDICATIVE_PRICE_EUR), feeUnitsOf(s.feePct));
+  return { ere_credits: decToNumber(ere2, 2), estimated_euro: decToNumber(cents, 2) };
 }
 
 /** kWh with 2 decimals from integer Wh. */

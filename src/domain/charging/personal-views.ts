@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
+import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
 import { complianceYear, estimateBasis, estimateSession, kwhOf, type EstimateBasis } from './estimate.ts';
 import { isOnline } from './live-state.ts';
@@ -46,13 +47,31 @@ function visibleChargers(deps: Deps, userId: string) {
     );
 }
 
-/** C5.2: MID charger, active connection and ERE-eligible account (eligibility as it stands now). */
+/**
+ * C5.2: a session counts for ERE when its charger is MID-certified, its connection is active and the account
+ * is ERE-eligible at the session's end. Eligibility is derived from the current facts (C2.8); "at the session's
+ * end" is read as: eligible now and the machtiging was already in force when the session ended (a session
+ * charged before the customer signed never counts).
+ */
 function eligibilityCache(deps: Deps) {
-  const cache = new Map<string, Promise<boolean>>();
-  return (accountId: string | null, mid: boolean): Promise<boolean> => {
-    if (!mid || !accountId) return Promise.resolve(false);
-    if (!cache.has(accountId)) cache.set(accountId, isAccountEreEligible(deps.db, accountId));
-    return cache.get(accountId)!;
+  const cache = new Map<string, Promise<{ eligible: boolean; since: Date | null }>>();
+  const load = async (accountId: string) => {
+    const eligible = await isAccountEreEligible(deps.db, accountId);
+    if (!eligible) return { eligible, since: null };
+    const r = await deps.db
+      .selectFrom('connections')
+      .select((eb) => eb.fn.min('mandate_valid_from').as('since'))
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'active')
+      .where('mandate_status', '=', 'active')
+      .executeTakeFirst();
+    return { eligible, since: (r?.since as Date | null | undefined) ?? null };
+  };
+  return async (accountId: string | null, mid: boolean, endedAt: Date): Promise<boolean> => {
+    if (!mid || !accountId) return false;
+    if (!cache.has(accountId)) cache.set(accountId, load(accountId));
+    const e = await cache.get(accountId)!;
+    return e.eligible && e.since !== null && e.since.getTime() <= endedAt.getTime();
   };
 }
 
@@ -104,6 +123,8 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
         .execute()
     : [];
   const eligible = eligibilityCache(deps);
+  let feeOnce: Promise<string> | undefined;
+  const fee = () => (feeOnce ??= userFeePct(deps, userId));
   const now = deps.clock();
   const out: ChargerItem[] = [];
   for (const r of rows) {
@@ -117,13 +138,13 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
       is_charging: !!s,
     };
     if (s) {
-      const counts = await eligible(r.account_id, r.mid_certified);
+      const counts = await eligible(r.account_id, r.mid_certified, now);
       item.current_session = {
         id: s.id,
         started_at: utc(s.started_at),
         kwh_so_far: kwhOf(s.energy_wh),
         id_tag: s.id_tag,
-        estimated_euro: estimateSession(deps.config, { wh: BigInt(s.energy_wh), year: complianceYear(now), countsForEre: counts }).estimated_euro,
+        estimated_euro: estimateSession(deps.config, { wh: BigInt(s.energy_wh), year: complianceYear(now), countsForEre: counts, feePct: await fee() }).estimated_euro,
       };
     }
     if (r.latest_wh !== null && r.latest_wh !== undefined) item.latest_meter_wh = Number(r.latest_wh);
@@ -168,12 +189,13 @@ export async function listSessionItems(
   if (q.to) query = query.where('s.started_at', '<=', q.to);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
   const eligible = eligibilityCache(deps);
+  const feePct = await userFeePct(deps, userId);
   const now = deps.clock();
   const sessions: SessionItem[] = [];
   for (const r of rows) {
-    const counts = await eligible(r.account_id, r.mid_certified);
+    const counts = await eligible(r.account_id, r.mid_certified, r.ended_at ?? now);
     const wh = BigInt(r.energy_wh);
-    const est = estimateSession(deps.config, { wh, year: complianceYear(r.ended_at ?? now), countsForEre: counts });
+    const est = estimateSession(deps.config, { wh, year: complianceYear(r.ended_at ?? now), countsForEre: counts, feePct });
     sessions.push({
       id: r.id,
       charger_id: r.charger_id,
@@ -188,5 +210,5 @@ export async function listSessionItems(
       estimated_euro: est.estimated_euro,
     });
   }
-  return { sessions, limit: q.limit, offset: q.offset, estimate_basis: estimateBasis(deps.config) };
+  return { sessions, limit: q.limit, offset: q.offset, estimate_basis: estimateBasis(deps.config, feePct) };
 }

@@ -99,6 +99,22 @@ export async function accountFeePct(deps: Deps, accountId: string): Promise<stri
   return r?.fee ?? deps.config.ERE_FEE_PCT;
 }
 
+/**
+ * The fee that applies to a user's figures (Personal API estimates and forecasts): that of the user's first
+ * account (its own, else its partner's agreement), else ERE_FEE_PCT. One rule for /sessions and /ere-position.
+ */
+export async function userFeePct(deps: Deps, userId: string): Promise<string> {
+  const r = await deps.db
+    .selectFrom('accounts as a')
+    .leftJoin('partners as p', 'p.id', 'a.partner_id')
+    .select(sql<string | null>`coalesce(a.fee_pct, p.fee_pct)`.as('fee'))
+    .where('a.owner_user_id', '=', userId)
+    .orderBy('a.created_at')
+    .orderBy('a.id')
+    .executeTakeFirst();
+  return r?.fee ?? deps.config.ERE_FEE_PCT;
+}
+
 /** Registered ERE of an account in a compliance year (months of that year), scale 2. */
 export async function registeredEreUnits(deps: Deps, accountId: string, year: number): Promise<bigint> {
   const r = await sql<{ ere: string }>`select coalesce(sum(em.ere), 0)::text as ere from energy_months em

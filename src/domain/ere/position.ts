@@ -6,6 +6,7 @@ import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
 import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../energy/amsterdam-time.ts';
 import { avgPrice, ereForKwhUnits, kwhForEreUnits, netCents } from './amounts.ts';
 import { reviewDueAt } from './review.ts';
+import { userFeePct } from './ledger.ts';
 
 /** Below this many days of history the pace is taken over this many days (forecast_rate_floored). */
 export const FORECAST_MIN_DAYS = 30;
@@ -64,15 +65,14 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
   const cfg = deps.config;
   const accounts = await deps.db
     .selectFrom('accounts as a')
-    .leftJoin('partners as p', 'p.id', 'a.partner_id')
-    .select(['a.id', sql<string | null>`coalesce(a.fee_pct, p.fee_pct)`.as('fee')])
+    .select(['a.id'])
     .where('a.owner_user_id', '=', userId)
     .orderBy('a.created_at')
     .orderBy('a.id')
     .execute();
   const accountIds = accounts.map((a) => a.id);
   // Forecasts use one fee: the user's first account's (its own, else its partner's, else ERE_FEE_PCT).
-  const fee = toDec(accounts[0]?.fee ?? cfg.ERE_FEE_PCT, 2);
+  const fee = toDec(await userFeePct(deps, userId), 2);
   const price = toDec(cfg.ERE_INDICATIVE_PRICE_EUR, 3);
 
   const months = accountIds.length
