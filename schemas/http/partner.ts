@@ -1,6 +1,7 @@
 // zod contracts of the Partner API (spec §4.2, §2 Partner draft, C3), the claim page and the partner
 // admin routes, shared by src/http/routes and the tests.
 import { z } from 'zod';
+import { SKIP_REASONS } from '../../src/domain/partners/rows.ts';
 
 const str = z.union([z.string(), z.number()]);
 
@@ -44,20 +45,8 @@ export const ImportBody = z.object({
 });
 
 export const EanStatus = z.enum(['resolved', 'candidates', 'not_found', 'invalid', 'pending']);
-export const SkipReason = z.enum([
-  'invalid',
-  'reserved_domain',
-  'missing_kvk',
-  'already_drafted',
-  'existing_user',
-  'suppressed',
-  'conflict',
-  'over_request_limit',
-  'over_cap',
-  'charger_brand_unsupported',
-  'charger_not_linked',
-  'charger_claimed',
-]);
+// C3.2: the reasons are the domain's list (src/domain/partners/rows.ts), so the two cannot drift.
+export const SkipReason = z.enum(SKIP_REASONS);
 
 export const UploadResponse = z.object({
   ok: z.boolean(),

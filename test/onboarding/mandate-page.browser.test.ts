@@ -1,14 +1,13 @@
 // The signing page in a real headless browser (C2.3): Debian's chromium driven by playwright-core.
 // .ci/run installs chromium; when it is missing this test fails with a clear message instead of skipping.
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, bearer, type TestPartner } from '../helpers/factories.ts';
 import { anAccount } from '../helpers/onboarding-factories.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 describe('signing page in chromium', () => {
   let svc: TestService;
@@ -17,15 +16,9 @@ describe('signing page in chromium', () => {
   const clock = testClock('2026-11-22T10:00:00Z');
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(`chromium is not installed at ${CHROMIUM}: install it (apt-get install -y chromium; .ci/run does this) to run the signing-page browser test`);
-    }
     svc = await createTestService({ clock, listen: true });
     partner = await aPartner(svc.deps);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium('The signing-page browser test');
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,29 +1,22 @@
 // C3.4 / C6.7: the claim page in a real headless Chromium (playwright-core): see the pre-registration,
 // confirm, then the account exists and the page leads to the machtiging signing step. Claimed twice → 410,
 // never a second user or account; an unknown or tampered token → 404.
-import fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aPartner, aUser, type TestPartner } from '../helpers/factories.ts';
 import { aPartnerCharger, anEan, postCustomers, registerEans, tokenOf } from '../helpers/partner-factories.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 let svc: TestService;
 let browser: Browser;
 let partner: TestPartner;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(`The claim page test needs Chromium at ${CHROMIUM} (apt-get install -y chromium); it is not installed.`);
-  }
   svc = await createTestService({ listen: true });
   partner = await aPartner(svc.deps, { name: 'Zonnig Laden BV' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium('The claim page test');
 });
 afterAll(async () => {
   await browser?.close();

@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../../domain/mandates/index.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
+import { sendPage } from './send-page.ts';
 
 const Html = z.string();
 const pageResponses = {
@@ -15,18 +16,7 @@ const pageResponses = {
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
 
-function send(reply: FastifyReply, status: number, html: string, formActionExtra?: string | null): FastifyReply {
-  const formAction = ["'self'", formActionExtra].filter(Boolean).join(' ');
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`)
-    .send(html);
-}
+const send = sendPage;
 
 const originOf = (url: string | null): string | null => {
   if (!url) return null;

@@ -16,6 +16,7 @@ import {
   type Locale,
 } from '../pages/claim-html.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { sendPage } from '../pages/send-page.ts';
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
 const Params = z.object({ token: z.string() });
@@ -24,17 +25,7 @@ const html = {
   content: { 'text/html': { schema: z.string() } },
 };
 
-function send(reply: FastifyReply, status: number, page: string): FastifyReply {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-    .send(page);
-}
+const send = sendPage;
 
 export const claimRoutes: RouteRegistrar = (app, deps) => {
   const operator = deps.config.OPERATOR_NAME;
