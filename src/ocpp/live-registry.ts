@@ -28,6 +28,8 @@ export interface OcppSession {
 interface Held {
   client: RpcClient;
   connectionId: string;
+  /** true once this connection's live-state row is written: only then can the row tell it was superseded */
+  recorded: boolean;
   protocol: OcppSession['protocol'];
   /** C4.4: every charger message is answered in the order received */
   queue: Promise<unknown>;
@@ -50,11 +52,13 @@ export class LiveRegistry implements CommandExecutor {
     const { chargerId, protocol } = session;
     const connectionId = crypto.randomUUID();
     const older = this.held.get(chargerId);
-    const held: Held = { client, connectionId, protocol, queue: Promise.resolve() };
+    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve() };
     this.held.set(chargerId, held);
-    held.queue = markConnected(this.deps, chargerId, { protocol, connectionId, instanceId: this.instanceId }).catch((err) =>
-      this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'),
-    );
+    held.queue = markConnected(this.deps, chargerId, { protocol, connectionId, instanceId: this.instanceId })
+      .then(() => {
+        held.recorded = true;
+      })
+      .catch((err) => this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'));
     if (older) void older.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true });
     this.metrics.connected.inc({ protocol });
 
@@ -208,10 +212,13 @@ export class LiveRegistry implements CommandExecutor {
   }
 
   private async closeSuperseded(): Promise<void> {
-    const ids = [...this.held.keys()];
-    if (ids.length === 0) return;
-    const current = await currentConnections(this.deps, ids);
-    for (const [chargerId, held] of this.held) {
+    // Only connections whose own row was written before the read can be judged by it: a socket still in its
+    // markConnected (a ramp-up or a storm) would otherwise be taken for the stale one and dropped mid-boot.
+    const judged = new Map([...this.held].filter(([, h]) => h.recorded));
+    if (judged.size === 0) return;
+    const current = await currentConnections(this.deps, [...judged.keys()]);
+    for (const [chargerId, held] of judged) {
+      if (this.held.get(chargerId) !== held) continue; // replaced in this process meanwhile
       const now = current.get(chargerId);
       if (now !== undefined && now !== held.connectionId) {
         this.held.delete(chargerId);
