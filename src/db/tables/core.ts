@@ -200,12 +200,6 @@ export interface RateLimitsTable {
   window_ms: number;
 }
 
-export interface JobLeasesTable {
-  key: string;
-  until: Timestamp;
-  holder: string | null;
-}
-
 export interface CoreTables {
   partners: PartnersTable;
   partner_api_keys: PartnerApiKeysTable;
@@ -222,5 +216,4 @@ export interface CoreTables {
   meter_readings: MeterReadingsTable;
   energy_months: EnergyMonthsTable;
   rate_limits: RateLimitsTable;
-  job_leases: JobLeasesTable;
 }
