@@ -88,26 +88,21 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
       'ocpp_chargers.connected',
       'ocpp_chargers.last_seen_at',
     ])
-    .select((eb) => [
-      eb
-        .selectFrom('meter_readings')
-        .select('meter_readings.wh')
-        .whereRef('meter_readings.charger_id', '=', 'chargers.id')
-        .where('meter_readings.measurand', '=', ENERGY_REGISTER)
-        .where('meter_readings.phase', '=', '')
-        .orderBy('meter_readings.measured_at', 'desc')
-        .limit(1)
-        .as('latest_wh'),
-      eb
-        .selectFrom('meter_readings')
-        .select('meter_readings.measured_at')
-        .whereRef('meter_readings.charger_id', '=', 'chargers.id')
-        .where('meter_readings.measurand', '=', ENERGY_REGISTER)
-        .where('meter_readings.phase', '=', '')
-        .orderBy('meter_readings.measured_at', 'desc')
-        .limit(1)
-        .as('latest_at'),
-    ])
+    // the latest register reading of each charger, in one lateral lookup (GET /chargers is polled often)
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('meter_readings')
+          .select(['meter_readings.wh as latest_wh', 'meter_readings.measured_at as latest_at'])
+          .whereRef('meter_readings.charger_id', '=', 'chargers.id')
+          .where('meter_readings.measurand', '=', ENERGY_REGISTER)
+          .where('meter_readings.phase', '=', '')
+          .orderBy('meter_readings.measured_at', 'desc')
+          .limit(1)
+          .as('latest'),
+      (join) => join.onTrue(),
+    )
+    .select(['latest.latest_wh', 'latest.latest_at'])
     .orderBy('chargers.created_at')
     .orderBy('chargers.id');
   if (onlyId) q = q.where('chargers.id', '=', onlyId);
