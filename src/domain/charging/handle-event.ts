@@ -8,7 +8,7 @@ import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
-import { maxPowerW, recomputeSession, storeReadings } from './readings.ts';
+import { maxPowerW, storeReadings, updateSessionEnergy } from './readings.ts';
 import {
   closeOpenSessionsProvisionally,
   endSession,
@@ -113,7 +113,7 @@ async function started(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, 
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
     await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
-    await recomputeSession(trx, session.id, maxW);
+    await updateSessionEnergy(trx, session.id, maxW, readings);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict };
   });
 }
@@ -125,7 +125,7 @@ async function updated(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, 
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
     await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
-    await recomputeSession(trx, session.id, maxW);
+    await updateSessionEnergy(trx, session.id, maxW, ev.readings);
   });
   return { kind: 'transaction', verdict };
 }
@@ -161,7 +161,7 @@ async function ended(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { 
     await endSession(trx, session.id, ev);
     const readings = [...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
     await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
-    await recomputeSession(trx, session.id, maxW);
+    await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
   });
@@ -173,13 +173,19 @@ async function meterValues(deps: Deps, chargerId: string, ev: Extract<ChargerEve
   await deps.db.transaction().execute(async (trx) => {
     const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
-    const touched = new Set<string>();
+    // the readings grouped by the session they belong to ('' = none), each group stored in one statement
+    const groups = new Map<string, EnergyReading[]>();
     for (const r of ev.readings) {
       // C4.6: a missing/zero/unknown transactionId is attached by connector and time; connector 0 stays station-level
       const session = named ?? (ev.connectorId > 0 ? await sessionAt(trx, chargerId, ev.connectorId, r.measuredAt) : undefined);
-      await storeReadings(trx, chargerId, ev.connectorId, session?.id ?? null, [r]);
-      if (session) touched.add(session.id);
+      const key = session?.id ?? '';
+      const list = groups.get(key);
+      if (list) list.push(r);
+      else groups.set(key, [r]);
     }
-    for (const id of touched) await recomputeSession(trx, id, maxW);
+    for (const [id, readings] of groups) {
+      await storeReadings(trx, chargerId, ev.connectorId, id === '' ? null : id, readings);
+    }
+    for (const [id, readings] of groups) if (id !== '') await updateSessionEnergy(trx, id, maxW, readings);
   });
 }

@@ -74,22 +74,25 @@ export async function maxPowerW(trx: Trx, chargerId: string, fallbackW: number):
   return row?.max_power_w ?? fallbackW;
 }
 
+interface RegisterRow {
+  id: string;
+  wh: string;
+  measured_at: Date;
+  anomaly: string | null;
+}
+
 /**
- * Recompute a session from its register readings: energy = the sum of the forward steps that are plausible;
- * a backward step is flagged and counts 0 (never negative energy); an implausible step is flagged and held out.
+ * The one rule of C4.5 over register readings in time order, continuing from `prev` (the last reading already
+ * counted) with `energy` so far: a forward plausible step counts, a backward step is flagged and counts 0, an
+ * implausible step is flagged and held out. Rows whose anomaly changes are rewritten.
  */
-export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
-  const rows = await trx
-    .selectFrom('meter_readings')
-    .select(['id', 'wh', 'measured_at', 'anomaly'])
-    .where('session_id', '=', sessionId)
-    .where('measurand', '=', ENERGY_REGISTER)
-    .where('phase', '=', '')
-    .orderBy('measured_at')
-    .orderBy('id')
-    .execute();
-  let energy = 0n;
-  let prev: { wh: bigint; at: number } | null = null;
+async function foldReadings(
+  trx: Trx,
+  rows: RegisterRow[],
+  maxW: number,
+  start: { energy: bigint; prev: { wh: bigint; at: number } | null },
+): Promise<bigint> {
+  let { energy, prev } = start;
   for (const r of rows) {
     const wh = BigInt(r.wh);
     const at = r.measured_at.getTime();
@@ -108,6 +111,24 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
     }
     prev = { wh, at };
   }
+  return energy;
+}
+
+/**
+ * Recompute a session from its register readings: energy = the sum of the forward steps that are plausible;
+ * a backward step is flagged and counts 0 (never negative energy); an implausible step is flagged and held out.
+ */
+export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
+  const rows = await trx
+    .selectFrom('meter_readings')
+    .select(['id', 'wh', 'measured_at', 'anomaly'])
+    .where('session_id', '=', sessionId)
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .orderBy('measured_at')
+    .orderBy('id')
+    .execute();
+  const energy = await foldReadings(trx, rows, maxW, { energy: 0n, prev: null });
   const first = rows[0];
   const last = rows[rows.length - 1];
   await trx
@@ -119,6 +140,55 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
       meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
       updated_at: sql`now()`,
     })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/**
+ * Bring a session up to date after `added` readings were stored for it, with the same result as
+ * recomputeSession. The common case (every new register reading later than the session's last one) continues
+ * from the stored energy_wh / last_meter_wh / last_reading_at and looks only at the new readings; anything
+ * else (out of order, replayed, late, the session's first readings) falls back to the full recompute.
+ * Sound because every change to a session's register readings is followed by one of these two functions,
+ * so the stored state always equals the full recompute over the readings up to last_reading_at, and a
+ * reading's anomaly depends only on its predecessor.
+ */
+export async function updateSessionEnergy(trx: Trx, sessionId: string, maxW: number, added: EnergyReading[]): Promise<void> {
+  const s = await trx
+    .selectFrom('charging_sessions')
+    .select(['energy_wh', 'last_meter_wh', 'last_reading_at', 'meter_start_wh'])
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  const since = s?.last_reading_at ?? null;
+  const inOrder =
+    s !== undefined &&
+    since !== null &&
+    s.last_meter_wh !== null &&
+    s.meter_start_wh !== null &&
+    added.every((r) => r.measurand !== ENERGY_REGISTER || r.phase !== '' || r.measuredAt.getTime() > since.getTime());
+  if (!inOrder) return recomputeSession(trx, sessionId, maxW);
+  const rows = await trx
+    .selectFrom('meter_readings')
+    .select(['id', 'wh', 'measured_at', 'anomaly'])
+    .where('session_id', '=', sessionId)
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .where('measured_at', '>', since)
+    .orderBy('measured_at')
+    .orderBy('id')
+    .execute();
+  const energy = await foldReadings(trx, rows, maxW, {
+    energy: BigInt(s.energy_wh),
+    prev: { wh: BigInt(s.last_meter_wh!), at: since.getTime() },
+  });
+  const last = rows[rows.length - 1];
+  await trx
+    .updateTable('charging_sessions')
+    .set(
+      last
+        ? { energy_wh: energy.toString(), last_meter_wh: last.wh, last_reading_at: last.measured_at, updated_at: sql`now()` }
+        : { updated_at: sql`now()` },
+    )
     .where('id', '=', sessionId)
     .execute();
 }
