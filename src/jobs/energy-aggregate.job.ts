@@ -1,5 +1,7 @@
 // C4.7: the OCPP monthly aggregation every ENERGY_AGGREGATE_CRON and through POST /admin/jobs/energy-aggregate/run.
 // Safe by itself too: aggregateMonthlyEnergy runs in one transaction under pg_try_advisory_xact_lock.
+// Incremental from the stored watermark (a full recompute when none exists); operators force a full one with
+// recomputeAllMonthlyEnergy (src/domain/energy/aggregate.ts).
 import { aggregateMonthlyEnergy } from '../domain/energy/aggregate.ts';
 import type { Job } from './job.ts';
 

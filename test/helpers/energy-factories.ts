@@ -141,3 +141,11 @@ export async function anEnergyMonth(
   }
   return r.id;
 }
+
+/** A register reading that arrives late for an existing session (an offline batch): the session row is untouched. */
+export async function aLateReading(deps: Deps, chargerId: string, sessionId: string, at: string, wh: number, anomaly: string | null = null): Promise<void> {
+  await deps.db
+    .insertInto('meter_readings')
+    .values({ charger_id: chargerId, session_id: sessionId, connector_id: 1, measured_at: new Date(at), wh, anomaly })
+    .execute();
+}

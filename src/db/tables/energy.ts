@@ -48,7 +48,26 @@ export interface ErePayoutsTable {
   created_at: Generated<Date>;
 }
 
+/** 0041: the watermark of the last successful energy-aggregate run (one row, id 1). */
+export interface EnergyAggregateWatermarkTable {
+  id: Generated<number>;
+  since: ColumnType<Date, Date | string, Date | string>;
+  now_month: string;
+  updated_at: Generated<Date>;
+}
+
+/** 0041: per aggregated connection, the fingerprint of its MID charger set and future months still pending. */
+export interface EnergyAggregateConnectionsTable {
+  connection_id: string;
+  fingerprint: string;
+  pending_from: string | null;
+  pending_to: string | null;
+  updated_at: Generated<Date>;
+}
+
 export interface EnergyTables {
+  energy_aggregate_watermark: EnergyAggregateWatermarkTable;
+  energy_aggregate_connections: EnergyAggregateConnectionsTable;
   ere_sales: EreSalesTable;
   ere_allocations: EreAllocationsTable;
   ere_payouts: ErePayoutsTable;
