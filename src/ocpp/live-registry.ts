@@ -33,6 +33,10 @@ interface Held {
   protocol: OcppSession['protocol'];
   /** C4.4: every charger message is answered in the order received */
   queue: Promise<unknown>;
+  /** when (deps.clock, ms) this connection last wrote last_seen_at; 0 = not yet */
+  seenWrittenAt: number;
+  /** derived per-charger values kept for the socket's lifetime (see EventContext.cache) */
+  cache: { maxPowerW?: number };
 }
 
 export class LiveRegistry implements CommandExecutor {
@@ -52,7 +56,7 @@ export class LiveRegistry implements CommandExecutor {
     const { chargerId, protocol } = session;
     const connectionId = crypto.randomUUID();
     const older = this.held.get(chargerId);
-    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve() };
+    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve(), seenWrittenAt: 0, cache: {} };
     this.held.set(chargerId, held);
     held.queue = markConnected(this.deps, chargerId, { protocol, connectionId, instanceId: this.instanceId })
       .then(() => {
@@ -88,9 +92,16 @@ export class LiveRegistry implements CommandExecutor {
   private async onCall(held: Held, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
     const { protocol } = held;
     const { method } = call;
-    // a connection replaced in another process learns it here and steps aside
-    if (!(await markSeen(this.deps, chargerId, held.connectionId))) {
-      void held.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
+    // C4.8: last_seen_at is written at most every min(30 s, heartbeat/4), far inside the 2-heartbeat online
+    // window. A connection replaced in another process learns it on that write and steps aside (between
+    // writes the superseded sweep in ensurePoller finds it).
+    const now = this.deps.clock().getTime();
+    const every = Math.min(30_000, (this.deps.config.HEARTBEAT_INTERVAL_SECONDS * 1000) / 4);
+    if (held.seenWrittenAt === 0 || now - held.seenWrittenAt >= every || now < held.seenWrittenAt) {
+      held.seenWrittenAt = now;
+      if (!(await markSeen(this.deps, chargerId, held.connectionId))) {
+        void held.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
+      }
     }
     const outcomeLabel = (o: string) => this.metrics.messages.inc({ protocol, action: method, outcome: o });
     if (method === 'DataTransfer') {
@@ -121,7 +132,7 @@ export class LiveRegistry implements CommandExecutor {
     this.countQuirks(reader);
     let response: Record<string, unknown>;
     try {
-      response = adapter.respond(await handleChargerEvent(this.deps, { chargerId }, ev));
+      response = adapter.respond(await handleChargerEvent(this.deps, { chargerId, cache: held.cache }, ev));
     } catch (err) {
       if (err instanceof UnplaceableMessage) return this.quarantine(chargerId, protocol, call, adapter, err.message);
       outcomeLabel('error');

@@ -24,6 +24,18 @@ import {
 
 export interface EventContext {
   chargerId: string;
+  /**
+   * Held by the OCPP edge for the socket's lifetime: the charger's maximum power (derived from its catalog model,
+   * which changes only on BootNotification, where it is dropped and read again).
+   */
+  cache?: { maxPowerW?: number };
+}
+
+async function chargerMaxW(deps: Deps, ctx: EventContext): Promise<number> {
+  if (ctx.cache?.maxPowerW !== undefined) return ctx.cache.maxPowerW;
+  const w = await maxPowerW(deps.db, ctx.chargerId, deps.config.OCPP_MAX_POWER_W);
+  if (ctx.cache) ctx.cache.maxPowerW = w;
+  return w;
 }
 
 /** Thrown when a transaction message cannot be placed: the edge acknowledges it and quarantines it. */
@@ -32,6 +44,7 @@ export class UnplaceableMessage extends Error {}
 export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
   switch (ev.kind) {
     case 'boot':
+      if (ctx.cache) delete ctx.cache.maxPowerW;
       return boot(deps, ctx.chargerId, ev);
     case 'heartbeat':
       return { kind: 'heartbeat', currentTime: deps.clock() };
@@ -43,13 +56,13 @@ export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: Char
       return { kind: 'authorize', verdict: v.verdict, expiresAt: v.expiresAt };
     }
     case 'transaction_started':
-      return started(deps, ctx.chargerId, ev);
+      return started(deps, ctx, ev);
     case 'transaction_updated':
-      return updated(deps, ctx.chargerId, ev);
+      return updated(deps, ctx, ev);
     case 'transaction_ended':
-      return ended(deps, ctx.chargerId, ev);
+      return ended(deps, ctx, ev);
     case 'meter_values':
-      await meterValues(deps, ctx.chargerId, ev);
+      await meterValues(deps, ctx, ev);
       return { kind: 'ack' };
     case 'notification':
       return { kind: 'ack' };
@@ -97,10 +110,11 @@ async function verdictOf(deps: Deps, chargerId: string, idTag: string | null): P
   return idTag === null ? null : (await idTagVerdict(deps, chargerId, idTag)).verdict;
 }
 
-async function started(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_started' }>): Promise<EventOutcome> {
+async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'transaction_started' }>): Promise<EventOutcome> {
+  const { chargerId } = ctx;
   // C4.4: the transaction is recorded whatever the verdict (an invalid tag still gets a transaction id)
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
-  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  const maxW = await chargerMaxW(deps, ctx);
   return deps.db.transaction().execute(async (trx) => {
     let session =
       ev.chargerTransactionId === null
@@ -118,9 +132,10 @@ async function started(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, 
   });
 }
 
-async function updated(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_updated' }>): Promise<EventOutcome> {
+async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'transaction_updated' }>): Promise<EventOutcome> {
+  const { chargerId } = ctx;
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
-  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  const maxW = await chargerMaxW(deps, ctx);
   await deps.db.transaction().execute(async (trx) => {
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
     await reopenIfStillRunning(trx, session, ev.readings);
@@ -146,9 +161,10 @@ async function sessionOrCreate(
   return insertSession(trx, { chargerId, connectorId, transactionId, idTag, startedAt: first, meterStartWh: null });
 }
 
-async function ended(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'transaction_ended' }>): Promise<EventOutcome> {
+async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'transaction_ended' }>): Promise<EventOutcome> {
+  const { chargerId } = ctx;
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
-  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+  const maxW = await chargerMaxW(deps, ctx);
   await deps.db.transaction().execute(async (trx) => {
     let session = await sessionForStop(trx, chargerId, ev.ref, ev.connectorId, ev.endedAt);
     if (!session && ev.ref.kind === 'charger') {
@@ -168,8 +184,9 @@ async function ended(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { 
   return { kind: 'transaction', verdict };
 }
 
-async function meterValues(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<void> {
-  const maxW = await maxPowerW(deps.db, chargerId, deps.config.OCPP_MAX_POWER_W);
+async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<void> {
+  const { chargerId } = ctx;
+  const maxW = await chargerMaxW(deps, ctx);
   await deps.db.transaction().execute(async (trx) => {
     const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
