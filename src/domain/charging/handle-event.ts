@@ -20,6 +20,7 @@ import {
   reopenIfStillRunning,
   sessionAt,
   sessionForStop,
+  type SessionRow,
 } from './sessions.ts';
 
 export interface EventContext {
@@ -140,7 +141,7 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
     await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
-    await updateSessionEnergy(trx, session.id, maxW, ev.readings);
+    await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
   });
   return { kind: 'transaction', verdict };
 }
@@ -191,18 +192,19 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
     // the readings grouped by the session they belong to ('' = none), each group stored in one statement
-    const groups = new Map<string, EnergyReading[]>();
+    const groups = new Map<string, { session: SessionRow | undefined; readings: EnergyReading[] }>();
     for (const r of ev.readings) {
       // C4.6: a missing/zero/unknown transactionId is attached by connector and time; connector 0 stays station-level
       const session = named ?? (ev.connectorId > 0 ? await sessionAt(trx, chargerId, ev.connectorId, r.measuredAt) : undefined);
       const key = session?.id ?? '';
-      const list = groups.get(key);
-      if (list) list.push(r);
-      else groups.set(key, [r]);
+      const group = groups.get(key);
+      if (group) group.readings.push(r);
+      else groups.set(key, { session, readings: [r] });
     }
-    for (const [id, readings] of groups) {
-      await storeReadings(trx, chargerId, ev.connectorId, id === '' ? null : id, readings);
+    for (const [id, g] of groups) {
+      await storeReadings(trx, chargerId, ev.connectorId, id === '' ? null : id, g.readings);
     }
-    for (const [id, readings] of groups) if (id !== '') await updateSessionEnergy(trx, id, maxW, readings);
+    // the rows were read in this transaction and only their status may have changed since (reopenIfStillRunning)
+    for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session);
   });
 }

@@ -74,6 +74,13 @@ export async function maxPowerW(trx: Trx, chargerId: string, fallbackW: number):
   return row?.max_power_w ?? fallbackW;
 }
 
+export interface SessionEnergy {
+  energy_wh: string;
+  last_meter_wh: string | null;
+  last_reading_at: Date | null;
+  meter_start_wh: string | null;
+}
+
 interface RegisterRow {
   id: string;
   wh: string;
@@ -153,12 +160,21 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
  * so the stored state always equals the full recompute over the readings up to last_reading_at, and a
  * reading's anomaly depends only on its predecessor.
  */
-export async function updateSessionEnergy(trx: Trx, sessionId: string, maxW: number, added: EnergyReading[]): Promise<void> {
-  const s = await trx
-    .selectFrom('charging_sessions')
-    .select(['energy_wh', 'last_meter_wh', 'last_reading_at', 'meter_start_wh'])
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
+export async function updateSessionEnergy(
+  trx: Trx,
+  sessionId: string,
+  maxW: number,
+  added: EnergyReading[],
+  /** the session's row as read earlier in this transaction (its energy columns unchanged since), saves a read */
+  known?: SessionEnergy,
+): Promise<void> {
+  const s =
+    known ??
+    (await trx
+      .selectFrom('charging_sessions')
+      .select(['energy_wh', 'last_meter_wh', 'last_reading_at', 'meter_start_wh'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst());
   const since = s?.last_reading_at ?? null;
   const inOrder =
     s !== undefined &&
