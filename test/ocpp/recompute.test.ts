@@ -77,6 +77,35 @@ async function runSession(messages: Array<Array<[number, number]>>, opts: { with
   return { sessionId: session.id, maxW };
 }
 
+/** The same over OCPP 2.0.1: Started at minute 0, the given TransactionEvent Updated messages, Ended at minute 10. */
+async function runSession201(messages: Array<Array<[number, number]>>) {
+  const ch = await anOcppCharger(svc, user);
+  const cli: RPCClient = await connectCharger(svc, ch, 'ocpp2.0.1');
+  const base = { transactionInfo: { transactionId: `T-${ch.chargerId.slice(0, 8)}` }, evse: { id: 1, connectorId: 1 } };
+  let seqNo = 0;
+  try {
+    await cli.call('TransactionEvent', {
+      ...base, eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: seqNo++,
+      meterValue: [energyValue('ocpp2.0.1', at(0), METER_START, { context: 'Transaction.Begin' })],
+    });
+    for (const m of messages) {
+      await cli.call('TransactionEvent', {
+        ...base, eventType: 'Updated', timestamp: at(m[0]![0]), triggerReason: 'MeterValuePeriodic', seqNo: seqNo++,
+        meterValue: m.map(([min, wh]) => energyValue('ocpp2.0.1', at(min), wh)),
+      });
+    }
+    await cli.call('TransactionEvent', {
+      ...base, eventType: 'Ended', timestamp: at(10), triggerReason: 'StopAuthorized', seqNo: seqNo++,
+      meterValue: [energyValue('ocpp2.0.1', at(10), METER_STOP, { context: 'Transaction.End' })],
+    });
+  } finally {
+    await cli.close();
+  }
+  const session = await svc.deps.db.selectFrom('charging_sessions').select('id').where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
+  const maxW = await maxPowerW(svc.deps.db, ch.chargerId, svc.deps.config.OCPP_MAX_POWER_W);
+  return { sessionId: session.id, maxW };
+}
+
 /** The stored state equals what the full recompute makes of the same rows. */
 async function expectRecomputeAgrees(sessionId: string, maxW: number) {
   const stored = await snapshot(sessionId);
@@ -123,6 +152,14 @@ describe('incremental energy update (C4.5)', () => {
     const messages = [[r(6), r(7)], [r(1)], [r(9), r(8)], [r(2), r(3), r(4), r(5)], [r(6), r(7)], [r(1)], [r(9)]];
     const { sessionId, maxW } = await runSession(messages, { withTransactionId: true });
     expect(await expectRecomputeAgrees(sessionId, maxW)).toEqual(inOrder);
+  });
+
+  it('2.0.1 TransactionEvent Updated, in order and then out of order with replays: the same result', async () => {
+    const a = await runSession201(READINGS.map((r) => [r]));
+    expect(await expectRecomputeAgrees(a.sessionId, a.maxW)).toEqual(inOrder);
+    const r = (m: number) => READINGS[m - 1]!;
+    const b = await runSession201([[r(4), r(5)], [r(1), r(2), r(3)], [r(9)], [r(6), r(7), r(8)], [r(4), r(5)]]);
+    expect(await expectRecomputeAgrees(b.sessionId, b.maxW)).toEqual(inOrder);
   });
 
   it('a late batch after the stop (the first half arriving last) and a replay of it: the same result', async () => {
