@@ -1,4 +1,3 @@
-// ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // C0.5: the environment is read once, validated with one zod schema, and frozen.
 // A bad value stops the process naming every offending key. .env.example documents every key.
 import fs from 'node:fs';

@@ -1,4 +1,3 @@
-// ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // Composition root: config → logger → db → migrations → http + ocpp on one server → jobs; graceful shutdown.
 // The only file that wires things together. `npm start` runs it.
 import { pathToFileURL } from 'node:url';

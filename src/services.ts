@@ -1,4 +1,3 @@
-// ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // Area services that routes, jobs and the OCPP server share (EAN register, mailer, live registry, ...),
 // and the fastify plugins that run before the routes (rate limits, metrics). Each area adds its own line.
 import type { Deps, Services } from './deps.ts';

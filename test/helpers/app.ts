@@ -1,4 +1,3 @@
-// ENGINEERS: six people work in this tree at once. Read docs/WORKING-AGREEMENT.md before editing (own files only, pathspec commits, deadline 03:10 UTC).
 // Test service: the real app on a fresh database (test/helpers/db.ts), built exactly as main.ts builds it.
 // inject() for HTTP; listen: true for WebSocket (OCPP) and browser tests on port 0.
 import os from 'node:os';
