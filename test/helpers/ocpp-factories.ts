@@ -76,3 +76,12 @@ export function energyValue(protocol: OcppProtocol, timestamp: string, wh: numbe
     ? { timestamp, sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh', ...extra }] }
     : { timestamp, sampledValue: [{ value: Number(wh), measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' }, ...extra }] };
 }
+
+/** An ISO timestamp in whole seconds, as chargers send them. */
+export const isoSeconds = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** A timeline that starts an hour ago (whole seconds): `at(min)` is the timestamp `min` minutes after T0. */
+export function hourAgoTimeline(): { T0: number; at: (min: number) => string } {
+  const T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+  return { T0, at: (min) => isoSeconds(T0 + min * 60_000) };
+}

@@ -6,13 +6,12 @@ import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
 import { ANOMALY, maxPowerW, recomputeSession } from '../../src/domain/charging/readings.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, energyValue } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
-const T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const at = (min: number) => iso(T0 + min * 60_000);
+const { T0, at } = hourAgoTimeline();
+const iso = isoSeconds;
 
 beforeAll(async () => {
   svc = await createTestService({ listen: true });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, energyValue, type OcppProtocol } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, energyValue, isoSeconds, type OcppProtocol } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = isoSeconds;
 
 async function chargerItem(id: string) {
   const res = await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(user.token) });
