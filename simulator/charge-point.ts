@@ -153,6 +153,14 @@ export function splitPhases(wh: number): [number, number, number] {
   return [Math.floor(wh / 3), Math.floor((wh + 1) / 3), Math.floor((wh + 2) / 3)];
 }
 
+/** Calls both protocols answer the same way (their responses have the same shape in 1.6 and 2.0.1). */
+const COMMON_ANSWERS: Record<string, Record<string, unknown>> = {
+  ChangeAvailability: { status: 'Accepted' },
+  UnlockConnector: { status: 'Unlocked' },
+  ClearCache: { status: 'Accepted' },
+  DataTransfer: { status: 'UnknownVendorId' },
+};
+
 export class ChargePoint extends EventEmitter {
   readonly opts: Required<Omit<ChargePointOptions, 'password' | 'stats' | 'log' | 'now' | 'quirks'>> & {
     password: string | undefined;
@@ -893,7 +901,7 @@ export class ChargePoint extends EventEmitter {
     client.handle(async ({ method, params }: CallHandlerArgs) => {
       this.received.push({ method, params });
       this.emit('call', method, params);
-      const h = this.is16 ? this.handle16(method, params) : this.handle201(method, params);
+      const h = (this.is16 ? this.handle16(method, params) : this.handle201(method, params)) ?? (Object.hasOwn(COMMON_ANSWERS, method) ? COMMON_ANSWERS[method] : undefined);
       if (h === undefined) throw rpcError(this.is16 ? 'NotSupported' : 'NotImplemented', `${method} is not supported by the simulator`);
       return h;
     });
@@ -954,14 +962,6 @@ export class ChargePoint extends EventEmitter {
         this.after(() => this.stopLiveSession(c, 'Remote'));
         return { status: 'Accepted' };
       }
-      case 'ChangeAvailability':
-        return { status: 'Accepted' };
-      case 'UnlockConnector':
-        return { status: 'Unlocked' };
-      case 'ClearCache':
-        return { status: 'Accepted' };
-      case 'DataTransfer':
-        return { status: 'UnknownVendorId' };
       default:
         return undefined;
     }
@@ -1061,14 +1061,6 @@ export class ChargePoint extends EventEmitter {
         this.after(() => this.stopLiveSession(c, 'Remote'));
         return { status: 'Accepted' };
       }
-      case 'ChangeAvailability':
-        return { status: 'Accepted' };
-      case 'UnlockConnector':
-        return { status: 'Unlocked' };
-      case 'ClearCache':
-        return { status: 'Accepted' };
-      case 'DataTransfer':
-        return { status: 'UnknownVendorId' };
       default:
         return undefined;
     }

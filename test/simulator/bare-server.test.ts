@@ -122,6 +122,9 @@ describe.each(PROTOCOLS)('simulator against the bare server, %s', (protocol) => 
         const get = await server.call('GetVariables', { getVariableData: [{ component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] });
         expect(get).toEqual({ getVariableResult: [{ attributeStatus: 'Accepted', attributeValue: '120', component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] });
       }
+      // calls both protocols answer alike
+      expect(await server.call('ClearCache', {})).toEqual({ status: 'Accepted' });
+      expect(await server.call('DataTransfer', { vendorId: 'com.example' })).toEqual({ status: 'UnknownVendorId' });
       expect(await server.call('TriggerMessage', { requestedMessage: 'Heartbeat' })).toEqual({ status: 'Accepted' });
       await waitFor(() => pendingServer.received.some((r) => r.identity === identity && r.method === 'Heartbeat'), 'a triggered heartbeat');
 
