@@ -14,7 +14,7 @@ export interface ActionAdapter {
   unusableAck?(deps: Deps): Promise<Record<string, unknown>>;
 }
 
-export const utc = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export { isoUtc as utc } from '../lib/time.ts';
 
 export function expect<K extends EventOutcome['kind']>(o: EventOutcome, kind: K): Extract<EventOutcome, { kind: K }> {
   if (o.kind !== kind) throw new Error(`adapter expected outcome ${kind}, got ${o.kind}`);

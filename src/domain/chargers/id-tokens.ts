@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import type { IdTagVerdict } from '../charging/events.ts';
 import { DomainError } from '../errors.ts';
 import { ensureOcppCharger, requireCharger } from './ocpp-charger.ts';
+import { isoUtc as utc } from '../../lib/time.ts';
 
 export async function idTagVerdict(deps: Deps, chargerId: string, idTag: string): Promise<{ verdict: IdTagVerdict; expiresAt: Date | null }> {
   const row = await deps.db
@@ -75,4 +76,4 @@ export async function setIdTokens(deps: Deps, chargerId: string, input: IdTokens
   };
 }
 
-export const utc = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export { utc };

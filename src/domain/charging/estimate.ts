@@ -4,6 +4,7 @@ import type { Config } from '../../config.ts';
 import { decToNumber, rescale, toDec } from '../../lib/decimal.ts';
 import { feeUnitsOf, netCents, priceUnitsOf } from '../ere/amounts.ts';
 import { ereForWh } from '../ere/factor.ts';
+import { localParts } from '../energy/amsterdam-time.ts';
 
 export interface EstimateBasis {
   price_per_ere: number;
@@ -20,7 +21,7 @@ export function estimateBasis(config: Pick<Config, 'ERE_INDICATIVE_PRICE_EUR'>, 
 
 /** The compliance year of a moment: the Europe/Amsterdam calendar year (C6.8). */
 export function complianceYear(at: Date): number {
-  return Number(new Intl.DateTimeFormat('en', { timeZone: 'Europe/Amsterdam', year: 'numeric' }).format(at));
+  return localParts(at).year;
 }
 
 /**

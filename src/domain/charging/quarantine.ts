@@ -1,4 +1,5 @@
 // C4.1: an unusable transaction message is acknowledged to the charger and kept here verbatim for review.
+import { isoUtc } from '../../lib/time.ts';
 import type { Deps } from '../../deps.ts';
 
 export async function quarantineMessage(
@@ -38,7 +39,7 @@ export async function listQuarantine(deps: Deps, chargerId: string, limit = 100)
       message_id: r.message_id,
       payload: r.payload,
       reason: r.reason,
-      received_at: r.received_at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      received_at: isoUtc(r.received_at),
     })),
   };
 }

@@ -108,10 +108,7 @@ export function localMidnightPlusDays(year: number, month: number, day: number, 
   return localToInstant(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate());
 }
 
-/** C6.8: UTC 'YYYY-MM-DDTHH:mm:ssZ', no milliseconds. */
-export function isoUtc(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+export { isoUtc } from '../../lib/time.ts';
 
 /** An instant with the Amsterdam offset, e.g. '2026-12-15T00:00:00+01:00' (pending_ready_at, C6.8). */
 export function isoAmsterdam(d: Date): string {

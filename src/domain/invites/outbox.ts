@@ -7,6 +7,7 @@ import type { Db } from '../../db/database.ts';
 import type { SuppressionReason } from '../../db/tables/partner.ts';
 import { DomainError } from '../errors.ts';
 import { validEmail } from '../partners/validate.ts';
+import { isoUtc as iso } from '../../lib/time.ts';
 
 export interface QueuedMessage {
   to: string;
@@ -44,7 +45,6 @@ export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[]
   }
 }
 
-const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** GET /admin/outbox (C1.6): every message, newest first. */
 export async function listOutbox(deps: Deps, opts: { to?: string | undefined; limit?: number } = {}) {
