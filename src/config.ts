@@ -1,6 +1,7 @@
 // C0.5: the environment is read once, validated with one zod schema, and frozen.
 // A bad value stops the process naming every offending key. .env.example documents every key.
 import fs from 'node:fs';
+import { isIP } from 'node:net';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 
@@ -35,6 +36,38 @@ const yearMap = z.string().transform((raw, ctx) => {
 // A cron expression for node-cron (5 or 6 fields); checked here so a typo stops the start, not a job later.
 const cron = (def: string) => z.string().trim().refine((v) => validCron(v), 'must be a cron expression').default(def);
 
+// C1.5 TRUST_PROXY: unset/false = trust nobody (the socket's address is the client IP); an integer = that many
+// proxy hops; otherwise a comma-separated list of proxy addresses or CIDRs (fastify's trustProxy forms; also
+// proxy-addr's names loopback, linklocal, uniquelocal).
+// `true` (trust every X-Forwarded-For) is refused: any client could then choose its own IP.
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((raw, ctx): false | number | string[] => {
+    const v = (raw ?? '').trim();
+    if (v === '' || /^(false|no|0)$/i.test(v)) return false;
+    if (/^\d+$/.test(v)) return Number(v);
+    const parts = v.split(',').map((p) => p.trim()).filter(Boolean);
+    const bad = parts.filter((p) => !isProxyAddress(p));
+    if (/^(true|yes|all|\*)$/i.test(v) || bad.length || !parts.length) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected false, a hop count (e.g. 1) or a comma-separated list of proxy addresses/CIDRs (e.g. 10.0.0.1,192.168.0.0/16); "true" (trust everyone) is not accepted${bad.length ? `; not an address or CIDR: ${bad.join(', ')}` : ''}`,
+      });
+      return z.NEVER;
+    }
+    return parts;
+  });
+
+function isProxyAddress(p: string): boolean {
+  if (/^(loopback|linklocal|uniquelocal)$/.test(p)) return true; // proxy-addr's named ranges
+  const m = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(p);
+  if (!m) return false;
+  const family = isIP(m[1]!);
+  if (!family) return false;
+  return m[2] === undefined || Number(m[2]) <= (family === 4 ? 32 : 128);
+}
+
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a decimal number');
 
 export const configSchema = z.object({
@@ -56,7 +89,10 @@ export const configSchema = z.object({
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HTTP_MAX_BODY_BYTES: int(1_048_576, 1024),
-  TRUST_PROXY: boolDefault(false),
+  // C1.5: whose X-Forwarded-For to believe: a hop count or proxy addresses/CIDRs, never everyone
+  TRUST_PROXY: trustProxy,
+  // C4.12: at most this many connections per process that are not (yet) WebSockets; more are closed at once
+  HTTP_MAX_CONNECTIONS: int(2_000, 1),
 
   // C1.5 rate limits per credential, per minute
   RATE_LIMIT_CPO_PER_MIN: int(600, 1),
@@ -67,6 +103,21 @@ export const configSchema = z.object({
   // requests without a credential (public pages, the token endpoint without client_id), per client IP
   RATE_LIMIT_PUBLIC_PER_MIN: int(300, 1),
   RATE_LIMIT_CLEANUP_CRON: cron('*/10 * * * *'),
+  // C1.5: POST /oauth/token per client IP as well (invented client ids get no fresh buckets)
+  RATE_LIMIT_TOKEN_IP_PER_MIN: int(120, 1),
+  // C1.5: failed /admin authentications per client IP
+  RATE_LIMIT_ADMIN_FAIL_PER_MIN: int(10, 1),
+  // GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>` when set
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  // C4.12 HTTP bounds: a stalled request or handshake is closed within requestTimeout + the 5 s check
+  HTTP_REQUEST_TIMEOUT_SECONDS: int(30, 1),
+  HTTP_HEADERS_TIMEOUT_SECONDS: int(10, 1),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: int(72, 1),
+  // C4.12: PostgreSQL statement_timeout of every connection (0 = none)
+  DB_STATEMENT_TIMEOUT_MS: int(30_000, 0),
+  // C4.12: retention of quarantined OCPP messages, and the job that deletes older ones
+  QUARANTINE_RETENTION_DAYS: int(90, 1),
+  RETENTION_CRON: cron('30 2 * * *'),
   // admin CLI (npm run admin): base URL of the admin API; defaults to PUBLIC_BASE_URL
   ADMIN_URL: optionalString.pipe(z.url().optional()),
 
@@ -86,6 +137,14 @@ export const configSchema = z.object({
   OCPP_MAX_POWER_W: int(22_000, 1),
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
+  // OCPP Security Profile 3: chargers present a client certificate signed by this CA, CN = identity
+  TLS_CLIENT_CA_FILE: optionalString,
+  // C4.12 bounded resources per process
+  OCPP_MAX_CONNECTIONS: int(25_000, 1),
+  OCPP_MAX_PENDING_CALLS: int(16, 1),
+  OCPP_HANDSHAKE_TIMEOUT_SECONDS: int(10, 1),
+  // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)
+  INSTANCE_LEASE_SECONDS: int(30, 3),
 
   // C4.7, C5: energy and ERE
   ENERGY_AGGREGATE_CRON: cron('*/15 * * * *'),
@@ -140,6 +199,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   for (const [key, file] of Object.entries(tls)) {
     if (file && !fs.existsSync(file)) issues.push({ key, message: `file not found: ${file}` });
+  }
+  // Security Profile 3: client certificates are checked by our own TLS listener, so it needs TLS on the port.
+  const clientCa = env.TLS_CLIENT_CA_FILE?.trim();
+  if (clientCa && !(tls.TLS_CERT_FILE && tls.TLS_KEY_FILE)) {
+    issues.push({ key: 'TLS_CLIENT_CA_FILE', message: 'needs TLS_CERT_FILE and TLS_KEY_FILE (client certificates are checked on the service port)' });
+  } else if (clientCa && !fs.existsSync(clientCa)) {
+    issues.push({ key: 'TLS_CLIENT_CA_FILE', message: `file not found: ${clientCa}` });
   }
   if (!parsed.success || issues.length) throw new ConfigError(issues);
   const c = parsed.data;

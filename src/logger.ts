@@ -1,6 +1,8 @@
 // JSON logs with pino. Secrets never reach a log line: authorization headers, passwords, client secrets,
-// tokens, API keys and IBANs are redacted wherever they appear in a logged object.
+// tokens, API keys and IBANs are redacted wherever they appear in a logged object. C4.10: a log line carries
+// at most LOG_STRING_MAX characters per string (charger-supplied text included), whatever the caller logs.
 import pino, { type Logger } from 'pino';
+import { capLogValue, capLogString } from './lib/log-cap.ts';
 
 const SECRET_KEYS = [
   'authorization',
@@ -41,7 +43,7 @@ interface LoggedRequest {
 }
 
 export function createLogger(opts: { level: string; destination?: pino.DestinationStream }): Logger {
-  return pino(
+  const logger = pino(
     {
       level: opts.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -50,17 +52,43 @@ export function createLogger(opts: { level: string; destination?: pino.Destinati
       serializers: {
         req: (req: LoggedRequest | undefined) =>
           req && typeof req === 'object' && typeof req.url === 'string'
-            ? {
+            ? capLogValue({
                 method: req.method,
                 url: maskUrl(req.url),
                 host: req.host,
                 remoteAddress: req.ip,
                 remotePort: req.socket?.remotePort,
-              }
+              })
             : req,
+        // errors arrive here already serialized and capped by formatters.log (a plain object: pino's default
+        // error serializer would serialize it again and name its type "Object")
+        err: (err: unknown) => (err instanceof Error ? capLogValue(err) : err),
+      },
+      // C4.10: every logged object (errors serialized here, with message and stack capped), every binding of a
+      // child logger and every message argument is capped before it is written
+      formatters: {
+        log: (obj: Record<string, unknown>) => capLogValue(obj) as Record<string, unknown>,
+        bindings: (bindings: pino.Bindings) => capLogValue(bindings) as pino.Bindings,
+      },
+      hooks: {
+        logMethod(args: unknown[], method) {
+          const capped = args.map((a) => (typeof a === 'string' ? capLogString(a) : a));
+          // logger.error(err) or ({ err }) alone takes err.message as the message: give pino the capped one instead
+          const only = capped.length === 1 ? capped[0] : undefined;
+          const err = only instanceof Error ? only : (only as { err?: unknown; msg?: unknown } | undefined)?.err;
+          if (err instanceof Error && (only === err || (only as { msg?: unknown }).msg === undefined)) capped.push(capLogString(err.message));
+          return method.apply(this, capped as Parameters<typeof method>);
+        },
       },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     opts.destination,
   );
+  // pino applies formatters.bindings to the root's bindings only; a child's bindings are capped here (children of
+  // children inherit this method)
+  const child = logger.child as unknown as (this: Logger, b: pino.Bindings, o?: pino.ChildLoggerOptions) => Logger;
+  logger.child = function (this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) {
+    return child.call(this, capLogValue(bindings) as pino.Bindings, options);
+  } as unknown as Logger['child'];
+  return logger;
 }

@@ -12,6 +12,7 @@ import type { App, RouteRegistrar } from './http/types.ts';
 import { loadBundledCatalog } from './domain/catalog/load.ts';
 import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { createLogger } from './logger.ts';
+import { beginStartup } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
 import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
 import {
@@ -64,6 +65,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
     services: {},
   };
   Object.assign(deps.services, await createServices(deps));
+  // /readyz: 503 until the end of this function (migrations are already applied here)
+  const startup = beginStartup(deps.services, 'loading the catalog');
   if (opts.catalog ?? true) {
     const loaded = await loadBundledCatalog(deps.db);
     if (loaded) logger.info({ models: loaded }, 'loaded the bundled MID catalog');
@@ -89,6 +92,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   let demo: DemoCredentials | null = null;
   let demoFile: string | null = null;
   if (opts.seed ?? config.APP_ENV === 'sandbox') {
+    startup.step = 'seeding the sandbox';
     demo = await seedSandbox(deps);
     if (demo) {
       demoFile = writeDemoCredentials(deps.config.DATA_DIR, demo);
@@ -96,6 +100,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
     }
   }
   if (opts.listen !== false && (opts.jobs ?? true) && config.JOBS_ENABLED) scheduler = startScheduler(deps);
+  startup.step = 'complete';
+  startup.complete = true;
 
   let stopped = false;
   return {
@@ -135,6 +141,33 @@ async function closeGracefully(app: App): Promise<void> {
   }
 }
 
+/** How long an uncaught error waits for a clean stop before the process exits anyway. */
+export const CRASH_STOP_MS = 5_000;
+
+/**
+ * uncaughtException / unhandledRejection: log fatal with the stack, try to stop the service cleanly within
+ * CRASH_STOP_MS, then exit(1) so a supervisor (docker-compose restart policy, systemd) starts a fresh process.
+ */
+function onUncaughtError(logger: Logger, stop: () => Promise<void> | undefined): void {
+  let crashing = false;
+  const crash = (kind: string) => (err: unknown) => {
+    logger.fatal({ err, kind }, `${kind}: stopping the service`);
+    if (crashing) return;
+    crashing = true;
+    process.exitCode = 1;
+    setTimeout(() => process.exit(1), CRASH_STOP_MS);
+    Promise.resolve()
+      .then(stop)
+      .then(
+        () => logger.fatal({ kind }, 'stopped after an uncaught error; exiting with 1'),
+        (e: unknown) => logger.fatal({ err: e }, 'the stop after an uncaught error failed; exiting with 1'),
+      )
+      .finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', crash('uncaughtException'));
+  process.on('unhandledRejection', crash('unhandledRejection'));
+}
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -171,6 +204,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // C4.10: an error nothing caught leaves the process in an unknown state: log it, stop, exit 1 (the supervisor restarts)
+  onUncaughtError(logger, () => service?.stop());
 
   service = await startService({ config, logger });
   const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
@@ -183,6 +218,8 @@ async function main(): Promise<void> {
     `  OCPP:    ${ocppUrl}`,
     '',
   ];
+  // issue 10: PGlite promises less than a PostgreSQL server after a crash (docs/reliability.md)
+  if (service.deps.dbKind === 'pglite') banner.splice(2, 0, '  Embedded PGlite is for trials and development; run production on PostgreSQL (DATABASE_URL).');
   // The demo secrets appear here once, at the first start, and in DATA_DIR/demo-credentials.json.
   if (service.demo && service.demoFile) banner.push(formatDemoCredentials(service.demo, service.demoFile));
   process.stdout.write(banner.join('\n') + '\n');

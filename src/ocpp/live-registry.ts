@@ -9,34 +9,21 @@ import {
   pendingCommandIds,
   recordCommandOutcome,
 } from '../domain/chargers/commands.ts';
-import { handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
-import { currentConnections, markConnected, markDisconnected, markSeen, releaseInstance } from '../domain/charging/live-state.ts';
-import { quarantineMessage } from '../domain/charging/quarantine.ts';
-import { isDomainError } from '../domain/errors.ts';
-import type { ActionAdapter } from './adapter.ts';
+import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
+import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
-import { Reader, Unusable } from './tolerant.ts';
-import { v16Actions } from './v16/index.ts';
-import { v201Actions } from './v201/index.ts';
 
 export interface OcppSession {
   chargerId: string;
-  protocol: 'ocpp1.6' | 'ocpp2.0.1';
+  protocol: OcppProtocol;
 }
 
-interface Held {
-  client: RpcClient;
-  connectionId: string;
+interface Held extends CallSocket {
   /** true once this connection's live-state row is written: only then can the row tell it was superseded */
   recorded: boolean;
-  protocol: OcppSession['protocol'];
   /** C4.4: every charger message is answered in the order received */
   queue: Promise<unknown>;
-  /** when (deps.clock, ms) this connection last wrote last_seen_at; 0 = not yet */
-  seenWrittenAt: number;
-  /** derived per-charger values kept for the socket's lifetime (see EventContext.cache) */
-  cache: { maxPowerW?: number };
 }
 
 export class LiveRegistry implements CommandExecutor {
@@ -45,11 +32,14 @@ export class LiveRegistry implements CommandExecutor {
   private poller: NodeJS.Timeout | undefined;
   private polling = false;
   private readonly closing = new Set<Promise<unknown>>();
+  private readonly calls: CallHandler;
 
   constructor(
     private readonly deps: Deps,
     private readonly metrics: OcppMetrics,
-  ) {}
+  ) {
+    this.calls = new CallHandler(deps, metrics);
+  }
 
   /** A new authenticated socket. A newer connection replaces an older one (C4.2). */
   attach(client: RpcClient, session: OcppSession): void {
@@ -63,18 +53,38 @@ export class LiveRegistry implements CommandExecutor {
         held.recorded = true;
       })
       .catch((err) => this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'));
-    if (older) void older.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true });
+    const who = { identity: client.identity, chargerId };
+    // item 9: one line per connect, replaced connection and disconnect
+    this.deps.logger.info(
+      { event: 'ocpp.connect', ...who, protocol, remoteAddress: client.handshake.remoteAddress, connectionId },
+      'ocpp: charger connected',
+    );
+    if (older) {
+      this.deps.logger.info({ event: 'ocpp.replace', ...who, connectionId: older.connectionId, by: connectionId }, 'ocpp: connection replaced');
+      // C4.10: every promise at the edge is handled (close awaits the socket's 'close', which an 'error' can reject)
+      older.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true }).catch(() => {});
+    }
     this.metrics.connected.inc({ protocol });
 
+    // C4.11: the raw text of each inbound call is kept until it is answered (for the quarantine)
+    this.calls.watch(client);
+    // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed
+    let pending = 0;
     const wildcard = async (call: IncomingCall) => {
-      const run = held.queue.then(() => this.answer(held, chargerId, call));
+      if (pending >= this.deps.config.OCPP_MAX_PENDING_CALLS) {
+        this.metrics.messages.inc({ protocol, action: call.method, outcome: 'busy' });
+        throw createRPCError('GenericError', 'busy');
+      }
+      pending++;
+      const run = held.queue.then(() => this.calls.answer(held, chargerId, call));
       held.queue = run.catch(() => {});
-      return run;
+      return run.finally(() => pending--);
     };
     // ocpp-rpc types handle() as a union of handler maps; a wildcard handler receives IncomingCall
     client.handle(wildcard as unknown as Parameters<RpcClient['handle']>[0]);
     client.on('badMessage', () => this.metrics.messages.inc({ protocol, action: 'unknown', outcome: 'bad_frame' }));
-    client.once('close', () => {
+    client.once('close', (e: { code?: number; reason?: unknown }) => {
+      this.deps.logger.info({ event: 'ocpp.disconnect', ...who, connectionId, code: e?.code, reason: String(e?.reason ?? '') }, 'ocpp: charger disconnected');
       this.metrics.connected.dec({ protocol });
       // its close never clears the newer connection's state: both the map and the row are keyed by connection
       if (this.held.get(chargerId)?.connectionId === connectionId) this.held.delete(chargerId);
@@ -83,89 +93,6 @@ export class LiveRegistry implements CommandExecutor {
       void done.finally(() => this.closing.delete(done));
     });
     this.ensurePoller();
-  }
-
-  private adapters(protocol: OcppSession['protocol']): Record<string, ActionAdapter> {
-    return protocol === 'ocpp1.6' ? v16Actions : v201Actions;
-  }
-
-  private async onCall(held: Held, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
-    const { protocol } = held;
-    const { method } = call;
-    // C4.8: last_seen_at is written at most every min(30 s, heartbeat/4), far inside the 2-heartbeat online
-    // window. A connection replaced in another process learns it on that write and steps aside (between
-    // writes the superseded sweep in ensurePoller finds it).
-    const now = this.deps.clock().getTime();
-    const every = Math.min(30_000, (this.deps.config.HEARTBEAT_INTERVAL_SECONDS * 1000) / 4);
-    if (held.seenWrittenAt === 0 || now - held.seenWrittenAt >= every || now < held.seenWrittenAt) {
-      held.seenWrittenAt = now;
-      if (!(await markSeen(this.deps, chargerId, held.connectionId))) {
-        void held.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
-      }
-    }
-    const outcomeLabel = (o: string) => this.metrics.messages.inc({ protocol, action: method, outcome: o });
-    if (method === 'DataTransfer') {
-      outcomeLabel('ok');
-      return { status: 'UnknownVendorId' };
-    }
-    const adapter = this.adapters(protocol)[method];
-    if (!adapter) {
-      outcomeLabel('not_implemented');
-      throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${method} is not handled by this gateway`);
-    }
-    const reader = new Reader();
-    let ev;
-    try {
-      ev = adapter.toEvent(call.params, reader);
-    } catch (err) {
-      if (!(err instanceof Unusable)) throw err;
-      this.countQuirks(reader);
-      if (adapter.neverError) {
-        this.metrics.quirks.inc({ kind: 'invalid_status_notification' });
-        outcomeLabel('tolerated');
-        return adapter.respond({ kind: 'ack' });
-      }
-      if (adapter.transactional) return this.quarantine(chargerId, protocol, call, adapter, err.message);
-      outcomeLabel('error');
-      throw createRPCError(protocol === 'ocpp1.6' ? 'FormationViolation' : 'FormatViolation', err.message);
-    }
-    this.countQuirks(reader);
-    let response: Record<string, unknown>;
-    try {
-      response = adapter.respond(await handleChargerEvent(this.deps, { chargerId, cache: held.cache }, ev));
-    } catch (err) {
-      if (err instanceof UnplaceableMessage) return this.quarantine(chargerId, protocol, call, adapter, err.message);
-      outcomeLabel('error');
-      this.deps.logger.error({ err, chargerId, method }, 'ocpp: message handling failed');
-      if (adapter.transactional) return this.quarantine(chargerId, protocol, call, adapter, isDomainError(err) ? err.message : 'internal error');
-      throw createRPCError('InternalError', 'The message could not be processed');
-    }
-    outcomeLabel('ok');
-    return response;
-  }
-
-  /** C4.1: every answer the gateway sends is checked against the protocol's official schema first. */
-  private async answer(held: Held, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
-    const response = await this.onCall(held, chargerId, call);
-    const invalid = validateOutbound(held.protocol, `urn:${call.method}.conf`, response);
-    if (invalid) {
-      this.deps.logger.error({ chargerId, method: call.method, invalid }, 'ocpp: our response failed its schema');
-      this.metrics.messages.inc({ protocol: held.protocol, action: call.method, outcome: 'error' });
-      throw createRPCError('InternalError', 'The response could not be built');
-    }
-    return response;
-  }
-
-  private countQuirks(r: Reader): void {
-    for (const k of r.quirks) this.metrics.quirks.inc({ kind: k });
-  }
-
-  private async quarantine(chargerId: string, protocol: string, call: IncomingCall, adapter: ActionAdapter, reason: string) {
-    await quarantineMessage(this.deps, { chargerId, protocol, action: call.method, messageId: call.messageId, payload: call.params, reason });
-    this.metrics.quarantined.inc({ action: call.method });
-    this.metrics.messages.inc({ protocol, action: call.method, outcome: 'quarantined' });
-    const ack = adapter.unusableAck ? await adapter.unusableAck(this.deps) : {};
-    return ack;
   }
 
   // ---- CommandExecutor (C6.6) ----
@@ -232,8 +159,12 @@ export class LiveRegistry implements CommandExecutor {
       if (this.held.get(chargerId) !== held) continue; // replaced in this process meanwhile
       const now = current.get(chargerId);
       if (now !== undefined && now !== held.connectionId) {
+        this.deps.logger.info(
+          { event: 'ocpp.replace', identity: held.client.identity, chargerId, connectionId: held.connectionId, by: 'another process' },
+          'ocpp: connection replaced',
+        );
         this.held.delete(chargerId);
-        void held.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true });
+        held.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true }).catch(() => {});
       }
     }
   }

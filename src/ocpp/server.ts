@@ -6,7 +6,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RPCServer } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
-import { hashSecret, timingSafeEqualStr } from '../lib/secrets.ts';
+import { authenticateCharger, PROTOCOLS } from './charger-auth.ts';
+import { checkUpgrade, loggableIdentity, refuseUpgrade, SocketBounds } from './edge.ts';
+import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
 import { createOcppMetrics } from './metrics.ts';
 import type { Handshake, RpcClient } from './rpc.ts';
@@ -15,11 +17,10 @@ export interface OcppServerHandle {
   close(): Promise<void>;
 }
 
-const PROTOCOLS = ['ocpp2.0.1', 'ocpp1.6'] as const;
-
 export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServerHandle> {
   const metrics = createOcppMetrics(deps.metrics);
   const registry = new LiveRegistry(deps, metrics);
+  const lease = await startInstanceLease(deps, registry.instanceId); // C4.8: before any charger connects
   deps.services.ocpp = registry;
 
   const rpc = new RPCServer({
@@ -31,52 +32,76 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     wssOptions: { maxPayload: deps.config.OCPP_MAX_FRAME_BYTES },
   });
 
+  // Item 9: one line per refusal, with a reason code; never the password or the Authorization header
+  const refused = (req: IncomingMessage, status: number, reason: string, identity?: string) =>
+    deps.logger.warn(
+      { event: 'ocpp.refuse', status, reason, identity, remoteAddress: req.socket.remoteAddress },
+      'ocpp: upgrade refused',
+    );
+  // C4.12: open sockets plus handshakes in flight, and a deadline for each handshake (the auth does a DB lookup)
+  const bounds = new SocketBounds(deps.config.OCPP_MAX_CONNECTIONS, deps.config.OCPP_HANDSHAKE_TIMEOUT_SECONDS * 1000, (req, socket) => {
+    refused(req, 408, 'handshake_timeout', identityOf(req));
+    refuseUpgrade(socket, 408);
+  });
+  const identities = new WeakMap<IncomingMessage, string>();
+  const identityOf = (req: IncomingMessage) => identities.get(req);
+
   rpc.auth(async (accept, reject, hs: Handshake) => {
     try {
-      if (hs.endpoint !== '/ocpp' || !hs.identity) return reject(404, 'Not found');
-      const row = await deps.db
-        .selectFrom('chargers')
-        .select(['id', 'password_hash'])
-        .where('ocpp_identity', '=', hs.identity)
-        .where('status', '=', 'active')
-        .executeTakeFirst();
-      const password = hs.password?.toString('utf8');
-      if (!row || !row.password_hash || password === undefined || !timingSafeEqualStr(hashSecret(password), row.password_hash)) {
-        return reject(401, 'Unauthorized');
+      if (hs.endpoint !== '/ocpp' || !hs.identity) {
+        refused(hs.request, 404, 'not_found', loggableIdentity(hs.identity));
+        return reject(404, 'Not found');
       }
-      let protocol: OcppSession['protocol'] | undefined = PROTOCOLS.find((p) => hs.protocols.has(p));
-      if (hs.protocols.size === 0) {
-        // C4.1: a charger offering no subprotocol is served as the configured default, never unvalidated
-        if (deps.config.OCPP_DEFAULT_PROTOCOL === 'refuse') return reject(400, 'A WebSocket subprotocol is required');
-        protocol = deps.config.OCPP_DEFAULT_PROTOCOL;
-        return accept({ chargerId: row.id, protocol } satisfies OcppSession, false);
+      const v = await authenticateCharger(deps, hs);
+      if (!v.ok) {
+        refused(hs.request, v.status, v.reason, hs.identity);
+        return reject(v.status, v.message);
       }
-      if (!protocol) return reject(400, `Unsupported subprotocol; this gateway speaks ${PROTOCOLS.join(', ')}`);
-      return accept({ chargerId: row.id, protocol } satisfies OcppSession, protocol);
+      const session: OcppSession = { chargerId: v.chargerId, protocol: v.protocol };
+      return accept(session, v.negotiated ? v.protocol : false);
     } catch (err) {
       deps.logger.error({ err }, 'ocpp: upgrade auth failed');
+      refused(hs.request, 500, 'auth_error', hs.identity);
       return reject(500, 'Internal error');
     }
   });
 
-  rpc.on('client', (client: RpcClient) => registry.attach(client, client.session as OcppSession));
+  rpc.on('client', (client: RpcClient) => {
+    bounds.handshakeDone(client.handshake.request);
+    registry.attach(client, client.session as OcppSession);
+  });
   rpc.on('error', (err: unknown) => deps.logger.warn({ err }, 'ocpp: server error'));
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    // C4.2: /ocpp/<identity>/ is the same as /ocpp/<identity>
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q >= 0 ? url.slice(0, q) : url;
-    if (path.length > 1 && path.endsWith('/')) req.url = path.replace(/\/+$/, '') + (q >= 0 ? url.slice(q) : '');
-    void rpc.handleUpgrade(req, socket as import('node:net').Socket, head);
+    // a peer reset during the handshake must not become an uncaught 'error' event
+    socket.on('error', (err) => deps.logger.debug({ err }, 'ocpp: upgrade socket error'));
+    if (socket.destroyed) return; // gone before we saw it: nothing to answer, nothing to count
+    // C4.10: our checks first; ocpp-rpc only ever sees a canonical /ocpp/<percent-encoded identity>
+    const v = checkUpgrade(req);
+    if (!v.ok) {
+      refused(req, v.status, v.reason, v.identity);
+      return refuseUpgrade(socket, v.status);
+    }
+    if (!bounds.admit(req, socket)) {
+      refused(req, 503, 'capacity', v.identity);
+      return refuseUpgrade(socket, 503);
+    }
+    identities.set(req, v.identity);
+    req.url = v.url;
+    rpc.handleUpgrade(req, socket as import('node:net').Socket, head).catch((err: unknown) => {
+      deps.logger.error({ err, identity: v.identity }, 'ocpp: upgrade failed');
+      socket.destroy();
+    });
   };
   server.on('upgrade', onUpgrade);
 
   return {
     async close() {
       server.off('upgrade', onUpgrade);
+      bounds.close();
       await rpc.close({ force: true });
       await registry.close();
+      await lease.stop();
       delete deps.services.ocpp;
     },
   };

@@ -36,6 +36,8 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     RATE_LIMIT_PERSONAL_PER_MIN: '100000',
     RATE_LIMIT_TOKEN_PER_MIN: '100000',
     RATE_LIMIT_PUBLIC_PER_MIN: '100000',
+    RATE_LIMIT_TOKEN_IP_PER_MIN: '100000',
+    RATE_LIMIT_ADMIN_FAIL_PER_MIN: '100000',
     ...env,
   });
 }

@@ -1,0 +1,184 @@
+// Answering one call from a charger: protocol payload → ChargerEvent (the version's adapter) → domain → the
+// protocol's response, checked against the official schema (C4.1). C4.11: a transaction message is answered
+// only after it is committed, or, when its data cannot be used, after it is quarantined with its raw frame; a
+// database that stays unreachable gets CALLERROR InternalError (the charger retries), and no CALLERROR carries
+// database or stack text. The socket bookkeeping (order, replacement, commands) is live-registry.ts's.
+import { createRPCError } from 'ocpp-rpc';
+import type { Deps } from '../deps.ts';
+import { withTransientRetry } from '../db/transient.ts';
+import { markSeen } from '../domain/charging/live-state.ts';
+import type { AsidePart } from '../domain/charging/events.ts';
+import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
+import type { ActionAdapter } from './adapter.ts';
+import { adaptersOf, type OcppProtocol } from './adapters.ts';
+import { applyMessage, DatabaseUnavailable } from './ingest.ts';
+import type { OcppMetrics } from './metrics.ts';
+import { RawFrames } from './raw-frames.ts';
+import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
+import { Reader } from './tolerant.ts';
+
+export type { OcppProtocol } from './adapters.ts';
+
+/** What the call handler needs of the socket a call arrived on. */
+export interface CallSocket {
+  client: RpcClient;
+  connectionId: string;
+  protocol: OcppProtocol;
+  /** when (deps.clock, ms) this connection last wrote last_seen_at; 0 = not yet */
+  seenWrittenAt: number;
+  /** derived per-charger values kept for the socket's lifetime (see EventContext.cache) */
+  cache: { maxPowerW?: number };
+}
+
+/** C4.10: log lines carry at most 2 KiB of charger-supplied text. */
+const cap = (s: string, max = 2048) => (s.length > max ? s.slice(0, max) + '…' : s);
+const isRpcError = (err: unknown) => err instanceof Error && typeof (err as { rpcErrorCode?: unknown }).rpcErrorCode === 'string';
+const identityOf = (sock: CallSocket) => cap(String(sock.client.identity ?? ''), 100);
+const GENERIC = 'The message could not be processed; retry later';
+
+export class CallHandler {
+  private readonly raw = new RawFrames();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly metrics: OcppMetrics,
+  ) {}
+
+  /** Starts keeping the raw text of a socket's inbound calls until they are answered (for the quarantine). */
+  watch(client: RpcClient): void {
+    this.raw.watch(client);
+  }
+
+  /** C4.1: every answer the gateway sends is checked against the protocol's official schema first. */
+  async answer(sock: CallSocket, chargerId: string, call: IncomingCall): Promise<Record<string, unknown>> {
+    const raw = this.raw.take(sock.client, call.messageId);
+    let response: Record<string, unknown>;
+    try {
+      response = await this.onCall(sock, chargerId, call, raw);
+    } catch (err) {
+      // C4.11: ocpp-rpc would put any Error's message into the CALLERROR; only our own RPC errors pass
+      if (isRpcError(err)) throw err;
+      this.deps.logger.error({ err, chargerId, method: call.method }, 'ocpp: message handling failed');
+      this.metrics.messages.inc({ protocol: sock.protocol, action: call.method, outcome: 'error' });
+      throw createRPCError('InternalError', GENERIC);
+    }
+    const invalid = validateOutbound(sock.protocol, `urn:${call.method}.conf`, response);
+    if (invalid) {
+      this.deps.logger.error({ chargerId, method: call.method, invalid }, 'ocpp: our response failed its schema');
+      this.metrics.messages.inc({ protocol: sock.protocol, action: call.method, outcome: 'error' });
+      throw createRPCError('InternalError', 'The response could not be built');
+    }
+    return response;
+  }
+
+  private async onCall(sock: CallSocket, chargerId: string, call: IncomingCall, raw: string | undefined): Promise<Record<string, unknown>> {
+    const { protocol } = sock;
+    const { method } = call;
+    await this.touch(sock, chargerId);
+    const outcomeLabel = (o: string) => this.metrics.messages.inc({ protocol, action: method, outcome: o });
+    if (method === 'DataTransfer') {
+      outcomeLabel('ok');
+      return { status: 'UnknownVendorId' };
+    }
+    const adapter = adaptersOf(protocol)[method];
+    if (!adapter) {
+      outcomeLabel('not_implemented');
+      throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${cap(method, 100)} is not handled by this gateway`);
+    }
+    const reader = new Reader();
+    let res;
+    try {
+      res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader);
+    } catch (err) {
+      if (!(err instanceof DatabaseUnavailable)) throw err;
+      if (adapter.neverError) return this.tolerate(chargerId, adapter, 'database unavailable', outcomeLabel);
+      // C4.11: nothing is quarantined for a database fault; the charger keeps the message and retries
+      outcomeLabel('unavailable');
+      this.deps.logger.error({ chargerId, method }, 'ocpp: database unavailable, message refused with InternalError');
+      throw createRPCError('InternalError', GENERIC);
+    } finally {
+      for (const k of reader.quirks) this.metrics.quirks.inc({ kind: k });
+    }
+    if (res.kind === 'applied') {
+      if (res.aside.length) await this.keepParts(sock, chargerId, call, res.aside);
+      outcomeLabel('ok');
+      return res.response;
+    }
+    if (adapter.neverError) return this.tolerate(chargerId, adapter, res.reason, outcomeLabel);
+    if (adapter.transactional) return this.quarantine(sock, chargerId, call, raw, adapter, res.reason);
+    outcomeLabel('error');
+    if (res.kind === 'unreadable') throw createRPCError(protocol === 'ocpp1.6' ? 'FormationViolation' : 'FormatViolation', cap(res.reason, 300));
+    throw createRPCError('InternalError', GENERIC);
+  }
+
+  /**
+   * C4.8: last_seen_at is written at most every min(30 s, heartbeat/4), far inside the 2-heartbeat online
+   * window. A connection replaced in another process learns it on that write and steps aside. A failed write
+   * is tried again on the next message and never fails this one.
+   */
+  private async touch(sock: CallSocket, chargerId: string): Promise<void> {
+    const now = this.deps.clock().getTime();
+    const every = Math.min(30_000, (this.deps.config.HEARTBEAT_INTERVAL_SECONDS * 1000) / 4);
+    if (sock.seenWrittenAt !== 0 && now - sock.seenWrittenAt < every && now >= sock.seenWrittenAt) return;
+    sock.seenWrittenAt = now;
+    try {
+      if (!(await markSeen(this.deps, chargerId, sock.connectionId))) {
+        void sock.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
+      }
+    } catch (err) {
+      sock.seenWrittenAt = 0;
+      this.deps.logger.warn({ err, chargerId }, 'ocpp: could not write last_seen_at');
+    }
+  }
+
+  /** C4.4: a StatusNotification never gets an error. */
+  private tolerate(chargerId: string, adapter: ActionAdapter, reason: string, outcomeLabel: (o: string) => void) {
+    this.metrics.quirks.inc({ kind: 'invalid_status_notification' });
+    this.deps.logger.warn({ chargerId, reason: cap(reason) }, 'ocpp: status notification not applied, acknowledged anyway');
+    outcomeLabel('tolerated');
+    return adapter.respond({ kind: 'ack' });
+  }
+
+  /** C4.11: the unreadable parts of an applied message, kept before the answer (durable before the ack). */
+  private async keepParts(sock: CallSocket, chargerId: string, call: IncomingCall, parts: AsidePart[]): Promise<void> {
+    const q = { chargerId, protocol: sock.protocol, action: call.method, messageId: call.messageId, parts };
+    let ids: string[];
+    try {
+      ids = await withTransientRetry(() => quarantineParts(this.deps, q));
+    } catch (err) {
+      // the applied part is committed and idempotent: the charger's retry stores the parts once
+      this.deps.logger.error({ err, chargerId }, 'ocpp: could not keep the unreadable parts of a message');
+      throw createRPCError('InternalError', GENERIC);
+    }
+    this.metrics.quarantined.inc({ action: call.method }, parts.length);
+    this.deps.logger.warn(
+      { event: 'ocpp.quarantine_parts', identity: identityOf(sock), chargerId, action: call.method, messageId: cap(call.messageId, 100), quarantineIds: ids, reasons: cap(parts.map((p) => p.reason).join('; ')) },
+      'ocpp: unreadable parts of a message kept aside',
+    );
+  }
+
+  private async quarantine(sock: CallSocket, chargerId: string, call: IncomingCall, raw: string | undefined, adapter: ActionAdapter, reason: string) {
+    const { protocol } = sock;
+    let ack: Record<string, unknown>;
+    let id: string;
+    try {
+      ack = adapter.unusableAck ? await withTransientRetry(() => adapter.unusableAck!(this.deps)) : {};
+      const frame = raw ?? JSON.stringify([2, call.messageId, call.method, call.params]);
+      const q = { chargerId, protocol, action: call.method, messageId: call.messageId, raw: frame, payload: call.params, reason, ack: Object.keys(ack).length ? ack : null };
+      id = await withTransientRetry(() => quarantineMessage(this.deps, q));
+    } catch (err) {
+      // C4.11: never an acknowledgement without a durable record
+      this.deps.logger.error({ err, chargerId, action: call.method }, 'ocpp: could not quarantine a message');
+      this.metrics.messages.inc({ protocol, action: call.method, outcome: 'unavailable' });
+      throw createRPCError('InternalError', GENERIC);
+    }
+    this.metrics.quarantined.inc({ action: call.method });
+    this.metrics.messages.inc({ protocol, action: call.method, outcome: 'quarantined' });
+    // item 9: one structured line per quarantined message
+    this.deps.logger.warn(
+      { event: 'ocpp.quarantine', identity: identityOf(sock), chargerId, action: call.method, messageId: cap(call.messageId, 100), reason: cap(reason), quarantineId: id },
+      'ocpp: message quarantined',
+    );
+    return ack;
+  }
+}

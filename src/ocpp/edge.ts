@@ -1,0 +1,106 @@
+// C4.10/C4.12: the WebSocket upgrade as our own code sees it before ocpp-rpc does. The path and identity are
+// checked here (ocpp-rpc decodes the last path segment with decodeURIComponent and throws on bad input), the
+// number of sockets is bounded, and a handshake that does not complete in time is cut. Nothing here throws.
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** C4.10: OCPP 2.0.1's identifierString characters */
+export const IDENTITY_PATTERN = /^[A-Za-z0-9*_=:+|@.-]{1,64}$/;
+
+/** Longest piece of a refused, charger-supplied identity that goes into a log line. */
+const LOGGED_IDENTITY_CHARS = 100;
+
+export type EdgeVerdict =
+  | { ok: true; identity: string; /** canonical request URL ocpp-rpc can decode safely */ url: string }
+  | { ok: false; status: 400 | 404; reason: 'bad_upgrade' | 'not_found' | 'bad_encoding' | 'bad_identity'; identity?: string };
+
+/** The identity as it may appear in a log line: charger-supplied text, so capped. */
+export function loggableIdentity(raw: string): string {
+  return raw.length > LOGGED_IDENTITY_CHARS ? raw.slice(0, LOGGED_IDENTITY_CHARS) + '…' : raw;
+}
+
+/** C4.2/C4.10: `/ocpp/<identity>` (one trailing slash tolerated, query ignored), valid encoding, allowed characters. */
+export function checkUpgrade(req: IncomingMessage): EdgeVerdict {
+  const upgrade = req.headers.upgrade;
+  if (typeof upgrade !== 'string' || upgrade.toLowerCase() !== 'websocket') return { ok: false, status: 400, reason: 'bad_upgrade' };
+  const raw = req.url ?? '';
+  const q = raw.indexOf('?');
+  let path = q >= 0 ? raw.slice(0, q) : raw;
+  if (path.endsWith('/')) path = path.slice(0, -1);
+  const parts = path.split('/');
+  const segment = parts[2];
+  if (parts.length !== 3 || parts[0] !== '' || parts[1] !== 'ocpp' || !segment) return { ok: false, status: 404, reason: 'not_found' };
+  let identity: string;
+  try {
+    identity = decodeURIComponent(segment);
+  } catch {
+    return { ok: false, status: 400, reason: 'bad_encoding', identity: loggableIdentity(segment) };
+  }
+  // "." and ".." are dot segments: a URL parser (ocpp-rpc's included) would resolve them away
+  if (!IDENTITY_PATTERN.test(identity) || identity === '.' || identity === '..') {
+    return { ok: false, status: 404, reason: 'bad_identity', identity: loggableIdentity(identity) };
+  }
+  return { ok: true, identity, url: `/ocpp/${encodeURIComponent(identity)}` };
+}
+
+/** A minimal HTTP/1.1 answer on the raw upgrade socket, then the socket is gone. */
+export function refuseUpgrade(socket: Duplex, status: number, message = STATUS_CODES[status] ?? 'Error'): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Connection: close',
+    'Content-Type: text/plain; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(message)}`,
+  ];
+  socket.end(head.join('\r\n') + '\r\n\r\n' + message, () => socket.destroy());
+}
+
+/**
+ * C4.12: sockets this process holds (open WebSockets plus handshakes in flight) and each handshake's deadline.
+ * A socket counts from its upgrade request until it closes.
+ */
+export class SocketBounds {
+  private readonly open = new Set<Duplex>();
+  private readonly deadlines = new Map<IncomingMessage, NodeJS.Timeout>();
+
+  constructor(
+    private readonly maxSockets: number,
+    private readonly handshakeMs: number,
+    private readonly onTimeout: (req: IncomingMessage, socket: Duplex) => void,
+  ) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** false when the process is full; otherwise the socket is counted and its handshake clock starts */
+  admit(req: IncomingMessage, socket: Duplex): boolean {
+    if (this.open.size >= this.maxSockets) return false;
+    this.open.add(socket);
+    const timer = setTimeout(() => {
+      this.deadlines.delete(req);
+      this.onTimeout(req, socket);
+    }, this.handshakeMs);
+    this.deadlines.set(req, timer);
+    socket.once('close', () => {
+      this.open.delete(socket);
+      this.handshakeDone(req);
+    });
+    return true;
+  }
+
+  /** the handshake of this request completed (or failed): its deadline no longer applies */
+  handshakeDone(req: IncomingMessage): void {
+    const timer = this.deadlines.get(req);
+    if (timer) clearTimeout(timer);
+    this.deadlines.delete(req);
+  }
+
+  close(): void {
+    for (const t of this.deadlines.values()) clearTimeout(t);
+    this.deadlines.clear();
+  }
+}

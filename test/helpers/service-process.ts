@@ -1,0 +1,68 @@
+// The service as a real child process (`node --import tsx src/main.ts`), for tests that must see the process
+// itself: that it stays alive under hostile input, or what survives a SIGKILL. In-process tests use app.ts.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** base URL (http://127.0.0.1:<port>) printed by the service once it listens */
+  url: string;
+  /** everything the process wrote so far (stdout and stderr) */
+  output(): string;
+  /** true while the process has not exited */
+  alive(): boolean;
+  /** resolves with the exit code (or signal name) once the process has closed its output */
+  exited: Promise<number | string | null>;
+  /** SIGKILL (default) or another signal, and wait for the exit */
+  kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+/**
+ * Starts the service with the given environment (PORT 0 and HOST 127.0.0.1 unless set) and resolves once it
+ * printed its base URL. DATABASE_URL unset = PGlite in DATA_DIR.
+ */
+export async function startServiceProcess(env: Record<string, string | undefined>, timeoutMs = 90_000): Promise<ServiceProcess> {
+  const full: Record<string, string> = { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) full[k] = v;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | string | null>((r) =>
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      r(code ?? signal);
+    }),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the service did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const check = () => {
+      const m = /API:\s+(http:\/\/\S+)/.exec(out);
+      if (m && /OCPP:/.test(out)) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the service exited (${code}) before it listened:\n${out}`));
+    });
+  });
+  return {
+    child,
+    url,
+    output: () => out,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
