@@ -26,7 +26,15 @@ export interface DbOptions {
   /** PGlite only: keep the database in memory. */
   inMemory?: boolean;
   poolSize?: number;
+  /**
+   * C4.12: PostgreSQL statement_timeout of every pooled connection, in ms (0 = none; default 30 s as in config).
+   * Not applied on PGlite: it accepts the setting but, being one in-process backend without timer interrupts,
+   * never cancels a statement, so setting it would only pretend.
+   */
+  DB_STATEMENT_TIMEOUT_MS?: number | undefined;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.DATABASE_URL) {
@@ -36,9 +44,14 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
       application_name: 'ere-gateway',
       // a server that does not answer fails requests (and /readyz) instead of queueing them forever
       connectionTimeoutMillis: 10_000,
+      // C4.12: sent as a startup parameter, so it holds on every connection of the pool from its first statement
+      statement_timeout: opts.DB_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     });
     // A pool error on an idle client (server restart) must not crash the process.
     pool.on('error', () => {});
+    // C4.11: nor may one on a checked-out client (a lost connection mid-query emits 'error' on it, and the
+    // pool listens only while it is idle): the query fails, is retried, and the broken client leaves the pool.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     let closed = false;
     return {

@@ -59,3 +59,41 @@ export function formatDec(units: bigint, scale: number): string {
 export function decToNumber(units: bigint, scale: number): number {
   return Number(formatDec(units, scale));
 }
+
+/** C4.10: at most this many significant digits in a number that comes from outside. */
+export const MAX_SIGNIFICANT_DIGITS = 15;
+
+/**
+ * A decimal from outside (text, or a JSON number as the client wrote it) as units of 10^-scale, or null when it
+ * is not a plain number or out of bounds (C4.10): more than 15 significant digits, an exponent form, or
+ * |value| ≥ 10^maxIntDigits. The exponent is bounded before any power is taken ("1e999999" never computes
+ * 10^999999), so the work is linear in the text's length.
+ */
+export function parseBoundedDec(value: string | number, scale: number, maxIntDigits = 15): bigint | null {
+  let s: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return null;
+    s = String(value); // the shortest text that round-trips: what the client wrote (1e21 → "1e+21")
+  } else s = value.trim();
+  if (s.length === 0 || s.length > 100) return null;
+  const m = /^([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,7}))?$/.exec(s);
+  if (!m) return null;
+  const int = m[2] ?? '';
+  const frac = m[3] ?? '';
+  if (int === '' && frac === '') return null;
+  // value = digits × 10^exp, digits without leading or trailing zeros
+  let digits = (int + frac).replace(/^0+/, '');
+  let exp = (m[4] ? Number(m[4]) : 0) - frac.length;
+  if (digits === '') return 0n;
+  const trimmed = digits.replace(/0+$/, '');
+  exp += digits.length - trimmed.length;
+  digits = trimmed;
+  if (digits.length > MAX_SIGNIFICANT_DIGITS) return null;
+  if (digits.length + exp > maxIntDigits) return null;
+  const shift = exp + scale;
+  let units: bigint;
+  if (shift >= 0) units = BigInt(digits) * 10n ** BigInt(shift);
+  else if (-shift > digits.length + 1) units = 0n; // below half a unit: rounds to zero
+  else units = divRound(BigInt(digits), 10n ** BigInt(-shift));
+  return m[1] === '-' ? -units : units;
+}

@@ -1,9 +1,11 @@
 // C4.5 for both versions: MeterValue[] → integer-Wh register readings. Only the energy import register is kept:
 // the phase-less total, or the sum of L1–L3 when only phases are sent; kWh converted, 2.0.1 multiplier applied,
-// fractional Wh rounded (counted); signed values kept verbatim beside the reading.
-import { divRound } from '../lib/decimal.ts';
-import type { EnergyReading } from '../domain/charging/events.ts';
+// fractional Wh rounded (counted); signed values kept verbatim beside the reading. C4.11: an unreadable sampled
+// value (bad number, unknown measurand, out of range) is set aside on the Reader with its reason, and a signed
+// value without a plain one is returned apart, to be placed on the reading with its timestamp.
+import type { EnergyReading, SignedValue } from '../domain/charging/events.ts';
 import { ENERGY_REGISTER } from '../domain/charging/readings.ts';
+import { divRound } from '../lib/decimal.ts';
 import { type Reader, Unusable } from './tolerant.ts';
 
 const MEASURANDS = [
@@ -14,18 +16,35 @@ const MEASURANDS = [
 ] as const;
 const PHASES = ['L1', 'L2', 'L3', 'N', 'L1-N', 'L2-N', 'L3-N', 'L1-L2', 'L2-L3', 'L3-L1'] as const;
 const ENERGY_UNITS = ['Wh', 'kWh'] as const;
+/** C4.10: 2.0.1 unitOfMeasure.multiplier is a power of ten in −3…6 */
+const MULTIPLIER_MIN = -3;
+const MULTIPLIER_MAX = 6;
 
 export type Version = 'ocpp1.6' | 'ocpp2.0.1';
 
 interface Sample {
   phase: string;
+  /** null: a signed value only (1.6 format SignedData) */
   wh: bigint | null;
   signed: string | null;
   context: string | null;
 }
 
-function readSample(r: Reader, v: Version, raw: unknown): Sample | null {
-  const sv = r.obj(raw, 'sampledValue');
+function multiplierOf(r: Reader, raw: unknown): number {
+  if (raw === undefined || raw === null) return 0;
+  let n: number | null = null;
+  if (typeof raw === 'number') n = raw;
+  else if (typeof raw === 'string' && /^\s*[+-]?\d{1,2}\s*$/.test(raw)) {
+    r.quirk('number_as_string');
+    n = Number(raw);
+  }
+  if (n === null || !Number.isInteger(n) || n < MULTIPLIER_MIN || n > MULTIPLIER_MAX) {
+    throw new Unusable(`multiplier must be an integer in ${MULTIPLIER_MIN}…${MULTIPLIER_MAX}`);
+  }
+  return n;
+}
+
+function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample | null {
   const measurand = sv.measurand === undefined ? ENERGY_REGISTER : r.enumOf(MEASURANDS, sv.measurand, 'measurand');
   if (measurand !== ENERGY_REGISTER) return null;
   const phaseRaw = sv.phase === undefined || sv.phase === '' ? null : r.enumOf(PHASES, sv.phase, 'phase');
@@ -36,45 +55,95 @@ function readSample(r: Reader, v: Version, raw: unknown): Sample | null {
     const format = sv.format === undefined ? 'Raw' : r.enumOf(['Raw', 'SignedData'] as const, sv.format, 'format');
     if (format === 'SignedData') return { phase, wh: null, signed: r.str(sv.value, 'value', true), context };
   }
-  const unitRaw = v === 'ocpp1.6' ? sv.unit : (sv.unitOfMeasure as Record<string, unknown> | undefined)?.unit;
+  const uom = v === 'ocpp2.0.1' && sv.unitOfMeasure !== undefined ? r.obj(sv.unitOfMeasure, 'unitOfMeasure') : undefined;
+  const unitRaw = v === 'ocpp1.6' ? sv.unit : uom?.unit;
   const unit = unitRaw === undefined ? 'Wh' : r.enumOf(ENERGY_UNITS, unitRaw, 'unit');
-  const multiplier = v === 'ocpp2.0.1' ? (r.int((sv.unitOfMeasure as Record<string, unknown> | undefined)?.multiplier, 'multiplier') ?? 0) : 0;
-  // value at scale 6 (1e-6 of the unit), then to Wh
+  // C4.10: the multiplier is bounded before it becomes a power of ten (2000000 froze the event loop)
+  const multiplier = multiplierOf(r, uom?.multiplier);
+  // value at scale 6 (1e-6 of the unit), bounded to 15 significant digits below 10^15, then to Wh
   let units = r.decimal(sv.value, 'value');
   const exp = (unit === 'kWh' ? 3 : 0) + multiplier;
   if (exp > 0) units *= 10n ** BigInt(exp);
   else if (exp < 0) units = divRound(units, 10n ** BigInt(-exp));
-  const wh = divRound(units, 1_000_000n);
-  if (unit === 'Wh' && units % 1_000_000n !== 0n) r.quirk('fractional_wh');
+  const wh = r.boundedWh(units, 'value', unit === 'Wh');
   const sm = v === 'ocpp2.0.1' && sv.signedMeterValue !== undefined ? JSON.stringify(sv.signedMeterValue) : null;
   return { phase, wh, signed: sm, context };
 }
 
-/** MeterValue[] → readings. A MeterValue whose register cannot be read throws Unusable. */
-export function readMeterValues(r: Reader, v: Version, meterValues: unknown, contextDefault = 'Sample.Periodic'): EnergyReading[] {
-  const out: EnergyReading[] = [];
-  for (const mvRaw of r.arr(meterValues, 'meterValue')) {
-    const mv = r.obj(mvRaw, 'meterValue');
-    const measuredAt = r.time(mv.timestamp, 'meterValue.timestamp');
-    const samples = r
-      .arr(mv.sampledValue, 'sampledValue')
-      .map((s) => readSample(r, v, s))
-      .filter((s): s is Sample => s !== null);
+/** The register readings of a MeterValue[] and the signed values that came without a plain value. */
+export interface MeterValuesRead {
+  readings: EnergyReading[];
+  signed: SignedValue[];
+}
+
+const looksLikeEnergy = (sv: unknown) => {
+  const m = (sv as Record<string, unknown> | null)?.measurand;
+  return m === undefined || (typeof m === 'string' && m.trim().toLowerCase() === ENERGY_REGISTER.toLowerCase());
+};
+
+/** MeterValue[] → readings. What cannot be read is set aside on the Reader (r.aside), never thrown. */
+export function readMeterValues(r: Reader, v: Version, meterValues: unknown, contextDefault = 'Sample.Periodic'): MeterValuesRead {
+  const out: MeterValuesRead = { readings: [], signed: [] };
+  if (meterValues !== undefined && meterValues !== null && !Array.isArray(meterValues)) {
+    r.aside.push({ reason: 'meterValue must be an array', part: meterValues });
+    return out;
+  }
+  for (const mvRaw of (meterValues ?? []) as unknown[]) {
+    let measuredAt: Date;
+    let sampled: unknown[];
+    try {
+      const mv = r.obj(mvRaw, 'meterValue');
+      measuredAt = r.time(mv.timestamp, 'meterValue.timestamp');
+      sampled = r.arr(mv.sampledValue, 'sampledValue');
+    } catch (err) {
+      if (!(err instanceof Unusable)) throw err;
+      r.aside.push({ reason: err.message, part: mvRaw });
+      continue;
+    }
+    const timestamp = (mvRaw as Record<string, unknown>).timestamp;
+    const samples: Sample[] = [];
+    let energyLost = false;
+    for (const raw of sampled) {
+      try {
+        const s = readSample(r, v, r.obj(raw, 'sampledValue'));
+        if (s) samples.push(s);
+      } catch (err) {
+        if (!(err instanceof Unusable)) throw err;
+        if (looksLikeEnergy(raw)) energyLost = true;
+        r.aside.push({ reason: err.message, part: { timestamp, sampledValue: [raw] } });
+      }
+    }
     if (samples.length === 0) continue;
     const signed = samples.find((s) => s.signed !== null)?.signed ?? null;
     const context = samples.find((s) => s.context !== null)?.context ?? contextDefault;
-    const total = samples.find((s) => s.phase === '' && s.wh !== null);
-    let wh: bigint;
-    if (total) wh = total.wh!;
-    else {
+    let wh: bigint | null = samples.find((s) => s.phase === '' && s.wh !== null)?.wh ?? null;
+    if (wh === null && !energyLost) {
+      // only phases: their sum, unless an energy value of this meter value was unreadable (the sum would be short)
       const byPhase = new Map<string, bigint>();
       for (const s of samples) if (s.wh !== null && s.phase && !byPhase.has(s.phase)) byPhase.set(s.phase, s.wh);
-      // e.g. only a signed value: it cannot be read as Wh, so the message is quarantined verbatim
-      if (byPhase.size === 0) throw new Unusable('meterValue has no readable energy register value');
-      r.quirk('phase_sum');
-      wh = [...byPhase.values()].reduce((a, b) => a + b, 0n);
+      if (byPhase.size > 0) {
+        r.quirk('phase_sum');
+        wh = [...byPhase.values()].reduce((a, b) => a + b, 0n);
+      }
     }
-    out.push({ measuredAt, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: signed });
+    if (wh !== null) out.readings.push({ measuredAt, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: signed });
+    else if (signed !== null) {
+      // C4.5: signed data alone belongs to the register reading with its timestamp (placed by the domain)
+      out.signed.push({ measuredAt, signedData: signed, part: mvRaw });
+    } else if (energyLost) {
+      r.aside.push({ reason: 'the phase values cannot be summed: one of them is unreadable', part: mvRaw });
+    }
   }
   return out;
+}
+
+/** C4.11: a message whose meter values were all set aside carries nothing usable: it is quarantined whole. */
+export function nothingUsable(r: Reader, read: MeterValuesRead): boolean {
+  return read.readings.length === 0 && read.signed.length === 0 && r.aside.length > 0;
+}
+
+/** The reasons of the parts set aside, for the quarantine of a whole message. */
+export function asideReasons(r: Reader): string {
+  const reasons = [...new Set(r.aside.map((a) => a.reason))];
+  return reasons.slice(0, 5).join('; ') + (reasons.length > 5 ? `; and ${reasons.length - 5} more` : '');
 }

@@ -1,8 +1,19 @@
 // C4.1 tolerant reading of what chargers send: known deviations are normalised and counted as quirks;
 // what cannot be understood throws Unusable (→ CALLERROR, or quarantine for transaction messages).
-import { toDec } from '../lib/decimal.ts';
+// C4.10: every number is bounded before arithmetic, and a string that would be stored may not hold U+0000.
+import type { AsidePart } from '../domain/charging/events.ts';
+import { divRound, parseBoundedDec } from '../lib/decimal.ts';
 
 export class Unusable extends Error {}
+
+/** C4.10: an absolute register above 10^12 Wh (a terawatt-hour) is not a meter reading. */
+export const MAX_REGISTER_WH = 10n ** 12n;
+const INT32_MAX = 2_147_483_647;
+
+/** Charger text inside our own messages (reasons, CALLERROR descriptions) is cut short. */
+export function shown(v: string, max = 80): string {
+  return JSON.stringify(v.length > max ? v.slice(0, max) + '…' : v);
+}
 
 export type QuirkKind =
   | 'enum_case'
@@ -17,6 +28,8 @@ export type QuirkKind =
 /** Collects the quirks seen while reading one message. */
 export class Reader {
   readonly quirks: QuirkKind[] = [];
+  /** C4.11: unreadable parts of a message that is otherwise applied, each kept aside with its reason */
+  readonly aside: AsidePart[] = [];
   quirk(k: QuirkKind): void {
     this.quirks.push(k);
   }
@@ -45,6 +58,8 @@ export class Reader {
       return String(v);
     }
     if (typeof v !== 'string') throw new Unusable(`${what} must be a string`);
+    // PostgreSQL text cannot hold NUL: the field is unusable rather than a database error later
+    if (v.includes('\u0000')) throw new Unusable(`${what} contains a NUL character`);
     if (v.trim() === '') {
       this.quirk('empty_string');
       if (required) return '';
@@ -66,6 +81,8 @@ export class Reader {
       n = Number(v);
     } else if (typeof v === 'number' && Number.isFinite(v)) n = v;
     else throw new Unusable(`${what} must be an integer`);
+    // OCPP integers are 32-bit; a larger one would only fail later, in the database
+    if (Math.abs(n) > INT32_MAX) throw new Unusable(`${what} is out of range`);
     return Math.round(n);
   }
 
@@ -88,20 +105,31 @@ export class Reader {
     if (typeof v !== 'string') throw new Unusable(`${what} must be one of ${values.join(', ')}`);
     if ((values as readonly string[]).includes(v)) return v as T;
     const hit = values.find((x) => x.toLowerCase() === v.trim().toLowerCase());
-    if (!hit) throw new Unusable(`${what} "${v}" is not one of ${values.join(', ')}`);
+    if (!hit) throw new Unusable(`${what} ${shown(v)} is not one of ${values.join(', ')}`);
     this.quirk('enum_case');
     return hit;
   }
 
-  /** A decimal value (string in 1.6, number in 2.0.1) at scale 6, without binary float arithmetic. */
+  /** A decimal value (string in 1.6, number in 2.0.1) at scale 6, bounded (C4.10), without float arithmetic. */
   decimal(v: unknown, what: string): bigint {
-    if (typeof v === 'number' && Number.isFinite(v)) return toDec(v, 6);
-    if (typeof v === 'string') {
-      const t = v.trim();
-      if (/^[+-]?\d+(\.\d+)?$/.test(t)) return toDec(t, 6);
-      const n = Number(t);
-      if (t !== '' && Number.isFinite(n)) return toDec(n, 6);
+    if ((typeof v === 'number' || typeof v === 'string')) {
+      const d = parseBoundedDec(v, 6);
+      if (d !== null) return d;
+      throw new Unusable(`${what} is not a usable number (at most 15 significant digits, below 10^15)`);
     }
     throw new Unusable(`${what} must be a number`);
+  }
+
+  /** An absolute energy register in Wh (1.6 meterStart/meterStop): fractional Wh rounded (counted), bounded. */
+  registerWh(v: unknown, what: string): bigint {
+    return this.boundedWh(this.decimal(v, what), what, true);
+  }
+
+  /** Units at scale 6 of Wh → integer Wh, at most 10^12 in absolute value (C4.10). */
+  boundedWh(units: bigint, what: string, countFraction: boolean): bigint {
+    if (countFraction && units % 1_000_000n !== 0n) this.quirk('fractional_wh');
+    const wh = divRound(units, 1_000_000n);
+    if (wh > MAX_REGISTER_WH || wh < -MAX_REGISTER_WH) throw new Unusable(`${what} is above 10^12 Wh`);
+    return wh;
   }
 }

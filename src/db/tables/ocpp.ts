@@ -40,7 +40,14 @@ export interface OcppQuarantineTable {
   protocol: string;
   action: string;
   message_id: string | null;
-  payload: Json<unknown>;
+  /** the CALL's payload when jsonb can hold it (no \u0000); raw is the record (migrations/0050) */
+  payload: ColumnType<unknown, string | null | undefined, string | null>;
+  raw: string | null;
+  kind: Generated<'message' | 'part'>;
+  ack: ColumnType<unknown, string | null | undefined, string | null>;
+  replayed_at: NullableTimestamp;
+  replay_result: 'applied' | 'unusable' | null;
+  replay_reason: string | null;
   reason: string;
   received_at: Timestamp;
 }
@@ -60,7 +67,18 @@ export interface OcppCommandsTable {
   answered_at: NullableTimestamp;
 }
 
+/** C4.8: one lease per running process (migrations/0053_instance_lease.sql) */
+export interface OcppInstancesTable {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: Generated<Date>;
+  renewed_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface OcppTables {
+  ocpp_instances: OcppInstancesTable;
   ocpp_chargers: OcppChargersTable;
   ocpp_id_tokens: OcppIdTokensTable;
   ocpp_quarantine: OcppQuarantineTable;

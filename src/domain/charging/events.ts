@@ -16,6 +16,25 @@ export interface EnergyReading {
   signedData: string | null;
 }
 
+/** C4.11: an unreadable part of a message (a sampled value, a meter value) kept aside while the rest is applied. */
+export interface AsidePart {
+  reason: string;
+  /** the part as the charger sent it (JSON), stored verbatim as text */
+  part: unknown;
+}
+
+/**
+ * C4.5: a signed meter value that arrived without a plain value beside it (1.6 SignedData alone, as
+ * calibration-law meters send it in StopTransaction). It is kept as the signed value of the register reading with
+ * the same timestamp (e.g. the Transaction.End reading from meterStop), or set aside when there is none.
+ */
+export interface SignedValue {
+  measuredAt: Date;
+  signedData: string;
+  /** the part as sent, for the quarantine if it cannot be placed */
+  part: unknown;
+}
+
 export type ConnectorStatus =
   | 'Available'
   | 'Preparing'
@@ -50,6 +69,7 @@ export type ChargerEvent =
       meterStartWh: bigint | null;
       readings: EnergyReading[];
       offline: boolean;
+      signed?: SignedValue[];
     }
   | {
       /** 2.0.1 TransactionEvent Updated (1.6 has only MeterValues for this) */
@@ -59,6 +79,7 @@ export type ChargerEvent =
       idTag: string | null;
       at: Date;
       readings: EnergyReading[];
+      signed?: SignedValue[];
     }
   | {
       kind: 'transaction_ended';
@@ -70,6 +91,7 @@ export type ChargerEvent =
       meterStopWh: bigint | null;
       reason: string | null;
       readings: EnergyReading[];
+      signed?: SignedValue[];
     }
   | {
       kind: 'meter_values';
@@ -77,16 +99,21 @@ export type ChargerEvent =
       /** null = missing or 0: attach by connector and time (C4.6) */
       ref: TransactionRef | null;
       readings: EnergyReading[];
+      signed?: SignedValue[];
     }
   | { kind: 'notification'; name: string };
 
 export type IdTagVerdict = 'Accepted' | 'Blocked' | 'Expired' | 'Invalid';
 
 /** What the domain answers for each event; the adapters turn it into the protocol's response. */
-export type EventOutcome =
+export type EventOutcome = (
   | { kind: 'boot'; status: 'Accepted' | 'Pending' | 'Rejected'; intervalSeconds: number; currentTime: Date }
   | { kind: 'heartbeat'; currentTime: Date }
   | { kind: 'ack' }
   | { kind: 'authorize'; verdict: IdTagVerdict; expiresAt: Date | null }
   | { kind: 'transaction_started'; transactionId: string; verdict: IdTagVerdict | null }
-  | { kind: 'transaction'; verdict: IdTagVerdict | null };
+  | { kind: 'transaction'; verdict: IdTagVerdict | null }
+) & {
+  /** signed values that matched no reading: kept aside by the edge (C4.11) */
+  aside?: AsidePart[];
+};

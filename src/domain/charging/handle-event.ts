@@ -6,9 +6,10 @@ import type { Deps } from '../../deps.ts';
 import { resolveCatalogModel } from '../catalog/resolve.ts';
 import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
-import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
+import type { AsidePart, ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
 import { maxPowerW, storeReadings, updateSessionEnergy } from './readings.ts';
+import { placeSignedValues } from './signed-values.ts';
 import {
   closeOpenSessionsProvisionally,
   endSession,
@@ -63,8 +64,7 @@ export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: Char
     case 'transaction_ended':
       return ended(deps, ctx, ev);
     case 'meter_values':
-      await meterValues(deps, ctx, ev);
-      return { kind: 'ack' };
+      return { kind: 'ack', aside: await meterValues(deps, ctx, ev) };
     case 'notification':
       return { kind: 'ack' };
   }
@@ -129,7 +129,8 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
     await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
     await updateSessionEnergy(trx, session.id, maxW, readings);
-    return { kind: 'transaction_started', transactionId: session.transaction_id, verdict };
+    const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
   });
 }
 
@@ -137,13 +138,14 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
   const { chargerId } = ctx;
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
   const maxW = await chargerMaxW(deps, ctx);
-  await deps.db.transaction().execute(async (trx) => {
+  const aside = await deps.db.transaction().execute(async (trx) => {
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
     await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
     await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
+    return placeSignedValues(trx, { sessionId: session.id }, ev.signed);
   });
-  return { kind: 'transaction', verdict };
+  return { kind: 'transaction', verdict, aside };
 }
 
 /** 2.0.1: an Updated/Ended for a transaction whose Started never arrived opens the session from what it carries. */
@@ -166,7 +168,7 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
   const { chargerId } = ctx;
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
   const maxW = await chargerMaxW(deps, ctx);
-  await deps.db.transaction().execute(async (trx) => {
+  const aside = await deps.db.transaction().execute(async (trx) => {
     let session = await sessionForStop(trx, chargerId, ev.ref, ev.connectorId, ev.endedAt);
     if (!session && ev.ref.kind === 'charger') {
       session = await sessionOrCreate(trx, chargerId, ev.ref.transactionId, ev.connectorId ?? 1, ev.idTag, ev.endedAt, ev.readings);
@@ -181,14 +183,16 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
     await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
+    // C4.5: a 1.6 StopTransaction whose transactionData holds only signed data: it signs the meterStop reading
+    return placeSignedValues(trx, { sessionId: session.id }, ev.signed);
   });
-  return { kind: 'transaction', verdict };
+  return { kind: 'transaction', verdict, aside };
 }
 
-async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<void> {
+async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<AsidePart[]> {
   const { chargerId } = ctx;
   const maxW = await chargerMaxW(deps, ctx);
-  await deps.db.transaction().execute(async (trx) => {
+  return deps.db.transaction().execute(async (trx) => {
     const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
     // the readings grouped by the session they belong to ('' = none), each group stored in one statement
@@ -206,5 +210,11 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     }
     // the rows were read in this transaction and only their status may have changed since (reopenIfStillRunning)
     for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session);
+    const aside = await placeSignedValues(trx, named ? { sessionId: named.id } : { chargerId, connectorId: ev.connectorId }, ev.signed);
+    // C4.11: quarantined whole only when nothing in it could be used
+    if (ev.readings.length === 0 && aside.length > 0 && aside.length === (ev.signed?.length ?? 0)) {
+      throw new UnplaceableMessage(aside[0]!.reason);
+    }
+    return aside;
   });
 }

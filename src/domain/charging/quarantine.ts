@@ -1,26 +1,119 @@
-// C4.1: an unusable transaction message is acknowledged to the charger and kept here verbatim for review.
+// C4.1/C4.11: an unusable transaction message is acknowledged to the charger and kept here, the raw frame as
+// text (NUL escapes and all), with its reason; an unreadable part of an applied message is kept as kind 'part'.
+// An operator lists them and replays a message after a fix (src/ocpp/replay.ts); the outcome is recorded here.
+import { sql } from 'kysely';
 import { isoUtc } from '../../lib/time.ts';
 import type { Deps } from '../../deps.ts';
+import { DomainError } from '../errors.ts';
+import type { AsidePart } from './events.ts';
 
-export async function quarantineMessage(
-  deps: Deps,
-  q: { chargerId: string; protocol: string; action: string; messageId: string | null; payload: unknown; reason: string },
-): Promise<void> {
-  await deps.db
+/** PostgreSQL text cannot hold U+0000: a stray one (never in a frame JSON.parse accepted) is written as its escape */
+const storable = (s: string) => s.replace(/\u0000/g, '\\u0000');
+
+/** The payload as jsonb when jsonb can hold it: it rejects \u0000 and lone surrogate escapes (raw keeps all). */
+function jsonbOrNull(payload: unknown): string | null {
+  if (payload === undefined) return null;
+  const text = JSON.stringify(payload);
+  return /\\u(0000|d[89a-f])/i.test(text) ? null : text;
+}
+
+export interface QuarantineInput {
+  chargerId: string;
+  protocol: string;
+  action: string;
+  messageId: string | null;
+  /** the inbound frame as received */
+  raw: string;
+  payload: unknown;
+  reason: string;
+  /** what the charger was answered, when it carries something a replay must reuse (a 1.6 transactionId) */
+  ack?: Record<string, unknown> | null;
+}
+
+/** Keeps a whole message; returns the quarantine id. Throws when it cannot be stored (then nothing is acked). */
+export async function quarantineMessage(deps: Deps, q: QuarantineInput): Promise<string> {
+  const row = await deps.db
     .insertInto('ocpp_quarantine')
     .values({
       charger_id: q.chargerId,
       protocol: q.protocol,
       action: q.action,
-      message_id: q.messageId,
-      payload: JSON.stringify(q.payload ?? null),
-      reason: q.reason.slice(0, 2000),
+      message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
+      kind: 'message',
+      raw: storable(q.raw),
+      payload: jsonbOrNull(q.payload),
+      ack: q.ack ? JSON.stringify(q.ack) : null,
+      reason: storable(q.reason).slice(0, 2000),
       received_at: deps.clock(),
     })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Keeps the unreadable parts of an applied message (a resent message sets the same part aside once). */
+export async function quarantineParts(
+  deps: Deps,
+  q: { chargerId: string; protocol: string; action: string; messageId: string | null; parts: AsidePart[] },
+): Promise<string[]> {
+  if (q.parts.length === 0) return [];
+  const rows = await deps.db
+    .insertInto('ocpp_quarantine')
+    .values(
+      q.parts.map((p) => ({
+        charger_id: q.chargerId,
+        protocol: q.protocol,
+        action: q.action,
+        message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
+        kind: 'part' as const,
+        raw: storable(JSON.stringify(p.part ?? null)),
+        payload: null,
+        reason: storable(p.reason).slice(0, 2000),
+        received_at: deps.clock(),
+      })),
+    )
+    .onConflict((oc) => oc.expression(sql`charger_id, action, md5(raw)`).where('kind', '=', 'part').doNothing())
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export type QuarantineRow = Awaited<ReturnType<typeof findQuarantined>>;
+
+export async function findQuarantined(deps: Deps, chargerId: string, id: string) {
+  if (!/^\d{1,18}$/.test(id)) throw new DomainError('not_found', 'No such quarantined message');
+  const row = await deps.db.selectFrom('ocpp_quarantine').selectAll().where('charger_id', '=', chargerId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new DomainError('not_found', 'No such quarantined message');
+  return row;
+}
+
+export async function recordReplay(deps: Deps, id: string, outcome: { result: 'applied' | 'unusable'; reason: string | null }) {
+  await deps.db
+    .updateTable('ocpp_quarantine')
+    .set({ replayed_at: deps.clock(), replay_result: outcome.result, replay_reason: outcome.reason === null ? null : storable(outcome.reason).slice(0, 2000) })
+    .where('id', '=', id)
     .execute();
 }
 
-/** GET /admin/chargers/:charger_id/quarantine: the kept messages of a charger, newest first. */
+/** The admin view of one row. */
+export function quarantineView(r: QuarantineRow) {
+  return {
+    id: r.id,
+    kind: r.kind,
+    protocol: r.protocol,
+    action: r.action,
+    message_id: r.message_id,
+    raw: r.raw,
+    payload: r.payload ?? null,
+    reason: r.reason,
+    received_at: isoUtc(r.received_at),
+    replayed_at: r.replayed_at ? isoUtc(r.replayed_at) : null,
+    replay_result: r.replay_result,
+    replay_reason: r.replay_reason,
+  };
+}
+
+/** GET /admin/chargers/:charger_id/quarantine: the kept messages and parts of a charger, newest first. */
 export async function listQuarantine(deps: Deps, chargerId: string, limit = 100) {
   const rows = await deps.db
     .selectFrom('ocpp_quarantine')
@@ -30,16 +123,5 @@ export async function listQuarantine(deps: Deps, chargerId: string, limit = 100)
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
-  return {
-    charger_id: chargerId,
-    messages: rows.map((r) => ({
-      id: r.id,
-      protocol: r.protocol,
-      action: r.action,
-      message_id: r.message_id,
-      payload: r.payload,
-      reason: r.reason,
-      received_at: isoUtc(r.received_at),
-    })),
-  };
+  return { charger_id: chargerId, messages: rows.map(quarantineView) };
 }

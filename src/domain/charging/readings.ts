@@ -19,7 +19,7 @@ const POWER_TOLERANCE_PCT = 110n;
 
 type Trx = Db;
 
-/** Insert readings; a replay (same charger, time, measurand, phase, value) is stored once. */
+/** Insert readings; a replay (same charger, connector, time, measurand, phase, value) is stored once. */
 export async function storeReadings(
   trx: Trx,
   chargerId: string,
@@ -53,7 +53,9 @@ export async function storeReadings(
       })),
     )
     .onConflict((oc) =>
-      oc.columns(['charger_id', 'measured_at', 'measurand', 'phase', 'wh']).doUpdateSet({
+      // issue 10 item 7 (migration 0051): the replay key includes the connector; two connectors with equal
+      // readings at the same second are two readings
+      oc.columns(['charger_id', 'connector_id', 'measured_at', 'measurand', 'phase', 'wh']).doUpdateSet({
         // a replay adds what the first copy lacked, never overwrites it
         session_id: sql`coalesce(meter_readings.session_id, excluded.session_id)`,
         signed_data: sql`coalesce(meter_readings.signed_data, excluded.signed_data)`,

@@ -1,5 +1,4 @@
 // OCPP 1.6 StartTransaction: the gateway assigns a service-wide unique integer transactionId, the same on a
-import { divRound } from '../../lib/decimal.ts';
 // replay (C4.6); an unknown or invalid id tag still gets one (C4.4).
 import { allocateTransactionId } from '../../domain/charging/sessions.ts';
 import { type ActionAdapter, expect } from '../adapter.ts';
@@ -8,15 +7,14 @@ export const startTransaction: ActionAdapter = {
   transactional: true,
   toEvent(params, r) {
     const p = r.obj(params, 'StartTransaction');
-    const meterStart = r.decimal(p.meterStart, 'meterStart');
-    if (meterStart % 1_000_000n !== 0n) r.quirk('fractional_wh');
+    const meterStartWh = r.registerWh(p.meterStart, 'meterStart');
     return {
       kind: 'transaction_started',
       chargerTransactionId: null,
       connectorId: r.int(p.connectorId, 'connectorId', true),
       idTag: r.str(p.idTag, 'idTag'),
       startedAt: r.time(p.timestamp, 'timestamp'),
-      meterStartWh: divRound(meterStart, 1_000_000n),
+      meterStartWh,
       readings: [],
       offline: false,
     };

@@ -1,5 +1,4 @@
 // OCPP 1.6 StopTransaction: closes the session its id names; an unknown or -1 id is matched by time (C4.6).
-import { divRound } from '../../lib/decimal.ts';
 import type { ActionAdapter } from '../adapter.ts';
 import { readMeterValues } from '../sampled-values.ts';
 
@@ -8,17 +7,19 @@ export const stopTransaction: ActionAdapter = {
   toEvent(params, r) {
     const p = r.obj(params, 'StopTransaction');
     const id = r.int(p.transactionId, 'transactionId');
-    const meterStop = r.decimal(p.meterStop, 'meterStop');
-    if (meterStop % 1_000_000n !== 0n) r.quirk('fractional_wh');
+    const meterStopWh = r.registerWh(p.meterStop, 'meterStop');
+    // C4.11: an unreadable transactionData value is set aside; signed data alone goes to the stop reading (C4.5)
+    const data = readMeterValues(r, 'ocpp1.6', p.transactionData, 'Transaction.End');
     return {
       kind: 'transaction_ended',
       ref: id === null || id <= 0 ? { kind: 'unknown', sent: String(id) } : { kind: 'gateway', transactionId: String(id) },
       connectorId: null,
       idTag: r.str(p.idTag, 'idTag'),
       endedAt: r.time(p.timestamp, 'timestamp'),
-      meterStopWh: divRound(meterStop, 1_000_000n),
+      meterStopWh,
       reason: r.str(p.reason, 'reason'),
-      readings: readMeterValues(r, 'ocpp1.6', p.transactionData, 'Transaction.End'),
+      readings: data.readings,
+      signed: data.signed,
     };
   },
   respond(o) {

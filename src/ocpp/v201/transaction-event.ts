@@ -17,7 +17,7 @@ export const transactionEvent: ActionAdapter = {
     const evse = p.evse === undefined ? null : r.obj(p.evse, 'evse');
     const evseId = evse ? r.int(evse.id, 'evse.id', true) : null;
     const idToken = p.idToken === undefined ? null : r.str(r.obj(p.idToken, 'idToken').idToken, 'idToken.idToken');
-    const readings = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
+    const { readings, signed } = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
     if (eventType === 'Started') {
       if (evseId === null) r.quirk('missing_evse');
       return {
@@ -28,11 +28,12 @@ export const transactionEvent: ActionAdapter = {
         startedAt: at,
         meterStartWh: null,
         readings,
+        signed,
         offline: p.offline === true,
       };
     }
     if (eventType === 'Updated') {
-      return { kind: 'transaction_updated', chargerTransactionId: transactionId, connectorId: evseId ?? 1, idTag: idToken, at, readings };
+      return { kind: 'transaction_updated', chargerTransactionId: transactionId, connectorId: evseId ?? 1, idTag: idToken, at, readings, signed };
     }
     return {
       kind: 'transaction_ended',
@@ -43,6 +44,7 @@ export const transactionEvent: ActionAdapter = {
       meterStopWh: null,
       reason: r.str(info.stoppedReason, 'stoppedReason'),
       readings,
+      signed,
     };
   },
   respond(o) {

@@ -1,0 +1,75 @@
+// C4.11: a database that fails is not the data's fault. Errors are sorted here into transient ones (retried
+// a few times with backoff, then reported as "database unavailable"), ones caused by the data (the message is
+// quarantined) and the rest (bugs).
+
+/** SQLSTATEs that say nothing about the data: retrying the whole transaction may succeed. */
+const TRANSIENT_CODES = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '57014', // query_canceled (statement_timeout)
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '23505', // unique_violation: a concurrent writer of the same row; a retry finds it
+]);
+const TRANSIENT_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+/** node-postgres reports a lost or unobtainable connection by message only */
+const TRANSIENT_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Cannot use a pool after calling end|the database system is (starting up|shutting down|in recovery)/i;
+
+function codeOf(err: unknown): string | undefined {
+  const c = (err as { code?: unknown } | null)?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
+export function isTransientDbError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = codeOf(err);
+  if (code && (TRANSIENT_CODES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) return true;
+  return TRANSIENT_MESSAGE.test(err.message);
+}
+
+/**
+ * An error the database raised because of the values it was given (class 22 data exception, class 23 integrity
+ * violation: 22P05 untranslatable character, 22003 numeric out of range, 22021 bad encoding, 23514 check...).
+ * A unique violation that survives the retries counts as one too.
+ */
+export function isDataDbError(err: unknown): boolean {
+  const code = codeOf(err);
+  return code !== undefined && /^2[23][0-9A-Z]{3}$/.test(code);
+}
+
+/** A short, safe description of a database error for the quarantine reason (never sent to a charger). */
+export function dbErrorReason(err: unknown): string {
+  const code = codeOf(err) ?? 'unknown';
+  const msg = err instanceof Error ? err.message.replace(/\u0000/g, '\\u0000').slice(0, 300) : '';
+  return `the database refused the data (${code}: ${msg})`;
+}
+
+export interface RetryOptions {
+  /** attempts in all (default 4: waits of about 0.12, 0.36 and 1.08 s between them) */
+  tries?: number;
+  baseMs?: number;
+  onRetry?: (err: unknown, attempt: number) => void;
+}
+
+/**
+ * Runs fn (a whole transaction: handlers are idempotent by content, so a repeat is safe) and repeats it on a
+ * transient error with exponential backoff and jitter. The last error is thrown when the attempts run out.
+ */
+export async function withTransientRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  const tries = opts.tries ?? 4;
+  const base = opts.baseMs ?? 120;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= tries || !isTransientDbError(err)) throw err;
+      opts.onRetry?.(err, attempt);
+      const wait = base * 3 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}

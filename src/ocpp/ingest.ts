@@ -1,0 +1,64 @@
+// One OCPP message through its adapter and the domain, shared by the live call handler and the operator's
+// replay of a quarantined message (C4.11). Transient database errors are retried here; what remains is sorted:
+// applied, unreadable (the adapter could not read it), unusable (the domain or the database refused its data),
+// or DatabaseUnavailable (not the data's fault: the charger must retry, nothing is quarantined).
+import type { Deps } from '../deps.ts';
+import type { AsidePart, ChargerEvent } from '../domain/charging/events.ts';
+import { type EventContext, handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { dbErrorReason, isDataDbError, isTransientDbError, withTransientRetry } from '../db/transient.ts';
+import type { ActionAdapter } from './adapter.ts';
+import { type Reader, Unusable } from './tolerant.ts';
+
+/** The database stayed unreachable through the retries. */
+export class DatabaseUnavailable extends Error {
+  constructor() {
+    super('the database is unavailable');
+  }
+}
+
+export type Applied =
+  | { kind: 'applied'; response: Record<string, unknown>; aside: AsidePart[] }
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'unusable'; reason: string };
+
+export interface ApplyOptions {
+  /** a replayed 1.6 StartTransaction: the transactionId the charger was given when it was quarantined */
+  transactionId?: string | undefined;
+}
+
+export async function applyMessage(
+  deps: Deps,
+  ctx: EventContext,
+  adapter: ActionAdapter,
+  params: unknown,
+  r: Reader,
+  opts: ApplyOptions = {},
+): Promise<Applied> {
+  let ev: ChargerEvent;
+  try {
+    ev = adapter.toEvent(params, r);
+  } catch (err) {
+    if (err instanceof Unusable) return { kind: 'unreadable', reason: err.message };
+    throw err;
+  }
+  if (opts.transactionId && ev.kind === 'transaction_started' && ev.chargerTransactionId === null) {
+    ev = { ...ev, chargerTransactionId: opts.transactionId };
+  }
+  const event = ev;
+  try {
+    // C4.11: the whole transaction is repeated on a transient error (handlers are idempotent by content)
+    const outcome = await withTransientRetry(() => handleChargerEvent(deps, ctx, event), {
+      onRetry: (err, attempt) => deps.logger.warn({ chargerId: ctx.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying'),
+    });
+    return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };
+  } catch (err) {
+    if (err instanceof UnplaceableMessage) return { kind: 'unusable', reason: err.message };
+    if (isDomainError(err)) return { kind: 'unusable', reason: err.message };
+    if (isDataDbError(err)) return { kind: 'unusable', reason: dbErrorReason(err) };
+    if (isTransientDbError(err)) throw new DatabaseUnavailable();
+    // a bug: kept for a replay after the code fix (a transaction message is never dropped)
+    deps.logger.error({ err, chargerId: ctx.chargerId }, 'ocpp: message handling failed');
+    return { kind: 'unusable', reason: `processing failed (${err instanceof Error ? err.name : 'error'})` };
+  }
+}
