@@ -14,6 +14,7 @@ import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
+import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
 import type { App, RouteRegistrar } from './types.ts';
 
@@ -39,16 +40,30 @@ export function registeredRoutes(app: App): RouteInfo[] {
 }
 
 export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<App> {
-  const { TLS_CERT_FILE, TLS_KEY_FILE } = deps.config;
+  const { TLS_CERT_FILE, TLS_KEY_FILE, TLS_CLIENT_CA_FILE } = deps.config;
   const app = Fastify({
     // TLS on the service port when configured (OCPP Security Profile 2 without a TLS proxy, C4.2); the OCPP
     // WebSocket rides on the same server's upgrade event, so it gets wss:// with no change of its own.
+    // Security Profile 3 (TLS_CLIENT_CA_FILE): every TLS client is asked for a certificate, but the handshake
+    // does not fail without one (rejectUnauthorized false): HTTP API clients on the same port have none. The
+    // OCPP upgrade then requires a trusted certificate whose CN is the identity (src/ocpp/charger-auth.ts).
     ...(TLS_CERT_FILE && TLS_KEY_FILE
-      ? { https: { cert: fs.readFileSync(TLS_CERT_FILE), key: fs.readFileSync(TLS_KEY_FILE) } }
+      ? {
+          https: {
+            cert: fs.readFileSync(TLS_CERT_FILE),
+            key: fs.readFileSync(TLS_KEY_FILE),
+            handshakeTimeout: tlsHandshakeTimeout(deps.config),
+            ...(TLS_CLIENT_CA_FILE ? { ca: fs.readFileSync(TLS_CLIENT_CA_FILE), requestCert: true, rejectUnauthorized: false } : {}),
+          },
+        }
       : {}),
     loggerInstance: deps.logger,
     bodyLimit: deps.config.HTTP_MAX_BODY_BYTES,
-    trustProxy: deps.config.TRUST_PROXY,
+    // C1.5: false = the socket's address; a hop count or proxy addresses/CIDRs (never everyone, see config.ts)
+    trustProxy: trustProxyOption(deps.config.TRUST_PROXY),
+    // C4.12: also set on the server with the headers timeout and the check interval (server-bounds.ts)
+    requestTimeout: deps.config.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+    keepAliveTimeout: deps.config.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     // The caller's x-request-id is kept when it is a sane token (proxies set one); otherwise a UUID.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -58,6 +73,7 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     routerOptions: { ignoreTrailingSlash: false },
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
+  applyServerBounds(app.server, deps.config, deps.metrics);
 
   const table: RouteInfo[] = [];
   routeTables.set(app, table);

@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import type { Principal } from '../domain/credentials/tokens.ts';
 import { resolveBearer } from '../domain/credentials/tokens.ts';
 import { PREFIX, type Scope } from '../domain/credentials/scopes.ts';
-import { timingSafeEqualStr } from '../lib/secrets.ts';
+import { checkAdmin } from './admin-auth.ts';
 
 export type CredentialKind = 'cpo' | 'partner' | 'personal';
 
@@ -67,13 +67,7 @@ export function registerAuth(app: FastifyInstance, deps: Deps): void {
     if (!auth || 'public' in auth) return;
 
     const bearer = bearerOf(req);
-    if ('admin' in auth) {
-      const token = deps.config.ADMIN_TOKEN;
-      if (!token || !bearer || !timingSafeEqualStr(bearer, token)) {
-        return reply.code(401).send({ error: INVALID_TOKEN });
-      }
-      return;
-    }
+    if ('admin' in auth) return checkAdmin(deps, req, reply, bearer);
     if (!bearer) return reply.code(401).send({ error: INVALID_TOKEN });
 
     let principal: Principal | null;

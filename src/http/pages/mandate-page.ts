@@ -102,7 +102,10 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
           ...pageResponses,
           200: Html.describe('the confirmation page (or the form again when the link was already used)'),
           303: z.null().describe('signed; redirect to return_url'),
-          400: Html.describe('the form with errors: missing name or consent (nothing recorded)'),
+          // a body that is not a form (bad JSON, an array) gets the app's JSON error, which must pass too
+          400: z
+            .union([Html, z.object({ error: z.string(), detail: z.string().optional() })])
+            .describe('the form with errors: missing name or consent (nothing recorded); a malformed body: {error, detail}'),
           409: Html.describe('the details changed after the page was shown; reload (nothing recorded)'),
         },
       },

@@ -6,9 +6,14 @@
 //   partner   per partner API key
 //   personal  per personal API token
 //   token     POST /oauth/token, per client_id in the body
+//   token-ip  POST /oauth/token, per client IP as well, so invented client ids get no fresh buckets
 //   public    requests without a credential (public pages, unknown routes), per client IP
-// Not counted: the admin API (operator tooling), /healthz, /readyz, /metrics and the API docs. A request the
-// auth layer refused (401/403) counts against the client IP ("public"), and its response carries the headers.
+// Not counted: the admin API (operator tooling; its failed authentications are limited in auth.ts), /healthz,
+// /readyz, /metrics and the API docs. A request the auth layer refused (401/403) counts against the client IP
+// ("public"), and its response carries the headers. The client IP is req.ip: the socket's address unless
+// TRUST_PROXY names the proxies to believe (C1.5).
+// A request under two policies (the token endpoint) counts in both; it is refused when either is over, and the
+// headers name the policy with the fewest requests left (the one the client must respect).
 //
 // Headers follow draft-ietf-httpapi-ratelimit-headers-10 (structured fields):
 //   RateLimit-Policy: "partner";q=120;w=60      quota q per window of w seconds
@@ -20,7 +25,8 @@ import type { Deps } from '../../deps.ts';
 import { hitRateLimit, readRateLimit } from '../../domain/platform/rate-limits.ts';
 import type { App } from '../types.ts';
 
-export type RateLimitPolicy = 'cpo' | 'partner' | 'personal' | 'token' | 'public';
+export type RateLimitPolicy = 'cpo' | 'partner' | 'personal' | 'token' | 'token-ip' | 'public';
+type Target = { policy: RateLimitPolicy; id: string };
 
 type StoreCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
 
@@ -44,8 +50,8 @@ type Keyed = FastifyRequest & { [KEY]?: string };
 
 const EXEMPT_PREFIXES = ['/docs', '/openapi.json'];
 
-/** Which policy and which counter a request falls under, or null when it is not counted. */
-export function classify(req: FastifyRequest): { policy: RateLimitPolicy; id: string } | null {
+/** Which policies and counters a request falls under, or null when it is not counted. */
+export function classify(req: FastifyRequest): Target[] | null {
   const cfg = req.routeOptions.config;
   if (cfg?.rateLimit === false) return null;
   const url = req.routeOptions.url;
@@ -53,16 +59,18 @@ export function classify(req: FastifyRequest): { policy: RateLimitPolicy; id: st
   const auth = cfg?.auth;
   if (auth && 'admin' in auth) return null;
   const p = req.principal;
-  if (p?.kind === 'cpo') return { policy: 'cpo', id: p.clientId };
-  if (p?.kind === 'partner') return { policy: 'partner', id: p.keyId };
-  if (p?.kind === 'personal') return { policy: 'personal', id: p.tokenId };
+  if (p?.kind === 'cpo') return [{ policy: 'cpo', id: p.clientId }];
+  if (p?.kind === 'partner') return [{ policy: 'partner', id: p.keyId }];
+  if (p?.kind === 'personal') return [{ policy: 'personal', id: p.tokenId }];
   if (url === '/oauth/token') {
+    const byIp: Target = { policy: 'token-ip', id: req.ip };
     const clientId = (req.body as { client_id?: unknown } | undefined)?.client_id;
     if (typeof clientId === 'string' && clientId.length > 0 && clientId.length <= 200) {
-      return { policy: 'token', id: clientId };
+      return [{ policy: 'token', id: clientId }, byIp];
     }
+    return [byIp, { policy: 'public', id: req.ip }];
   }
-  return { policy: 'public', id: req.ip };
+  return [{ policy: 'public', id: req.ip }];
 }
 
 export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
@@ -82,28 +90,37 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
     partner: c.RATE_LIMIT_PARTNER_PER_MIN,
     personal: c.RATE_LIMIT_PERSONAL_PER_MIN,
     token: c.RATE_LIMIT_TOKEN_PER_MIN,
+    'token-ip': c.RATE_LIMIT_TOKEN_IP_PER_MIN,
     public: c.RATE_LIMIT_PUBLIC_PER_MIN,
   };
   const limiters = Object.fromEntries(
     (Object.keys(max) as RateLimitPolicy[]).map((p) => [p, app.createRateLimit({ max: max[p], timeWindow: windowMs })]),
   ) as Record<RateLimitPolicy, ReturnType<App['createRateLimit']>>;
 
-  /** Counts the request and sets the headers; returns the seconds to wait when it is over the limit. */
-  const count = async (req: FastifyRequest, reply: FastifyReply, target: { policy: RateLimitPolicy; id: string }) => {
-    (req as Keyed)[KEY] = `${target.policy}:${target.id}`;
-    const r = await limiters[target.policy](req);
-    if (r.isAllowed) return null;
-    const windowS = Math.round(r.timeWindow / 1000);
-    const reset = r.ttlInSeconds > 0 ? r.ttlInSeconds : windowS;
-    reply.header('RateLimit-Policy', `"${target.policy}";q=${r.max};w=${windowS}`);
-    reply.header('RateLimit', `"${target.policy}";r=${r.remaining};t=${reset}`);
-    return r.isExceeded ? reset : null;
+  /** Counts the request under each policy and sets the headers; returns the seconds to wait when it is over. */
+  const count = async (req: FastifyRequest, reply: FastifyReply, targets: Target[]) => {
+    let shown: { policy: RateLimitPolicy; max: number; remaining: number; windowS: number; reset: number } | null = null;
+    let wait: number | null = null;
+    for (const target of targets) {
+      (req as Keyed)[KEY] = `${target.policy}:${target.id}`;
+      const r = await limiters[target.policy](req);
+      if (r.isAllowed) continue;
+      const windowS = Math.round(r.timeWindow / 1000);
+      const reset = r.ttlInSeconds > 0 ? r.ttlInSeconds : windowS;
+      if (!shown || r.remaining < shown.remaining) shown = { policy: target.policy, max: r.max, remaining: r.remaining, windowS, reset };
+      if (r.isExceeded) wait = Math.max(wait ?? 0, reset);
+    }
+    if (shown) {
+      reply.header('RateLimit-Policy', `"${shown.policy}";q=${shown.max};w=${shown.windowS}`);
+      reply.header('RateLimit', `"${shown.policy}";r=${shown.remaining};t=${shown.reset}`);
+    }
+    return wait;
   };
 
   app.addHook('preHandler', async (req, reply) => {
-    const target = classify(req);
-    if (!target) return;
-    const wait = await count(req, reply, target);
+    const targets = classify(req);
+    if (!targets) return;
+    const wait = await count(req, reply, targets);
     if (wait !== null) {
       reply.header('Retry-After', String(wait));
       return reply.code(429).send({ error: 'Too many requests', retry_after_seconds: wait });
@@ -115,8 +132,8 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
   // response carries the headers too. Its status stays what it was.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req as Keyed)[KEY] !== undefined || reply.hasHeader('RateLimit')) return payload;
-    const target = classify(req);
-    if (target) await count(req, reply, target);
+    const targets = classify(req);
+    if (targets) await count(req, reply, targets);
     return payload;
   });
 }

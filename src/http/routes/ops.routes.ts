@@ -1,9 +1,12 @@
-// Operations: GET /healthz (process up), GET /readyz (database reachable and every migration applied),
-// GET /metrics (prom-client text format). Not rate limited and public: probes and scrapers carry no credential.
+// Operations: GET /healthz (process up), GET /readyz (start-up complete, database reachable, every migration applied),
+// GET /metrics (prom-client text format). Not rate limited; public except /metrics when METRICS_TOKEN is set.
 import { z } from 'zod';
 import { ping } from '../../db/database.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
+import { startupOf } from '../../lib/startup.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { bearerOf, INVALID_TOKEN } from '../auth.ts';
+import { timingSafeEqualStr } from '../../lib/secrets.ts';
 
 const ErrorBody = z.object({ error: z.string(), detail: z.string().optional() });
 const ops = { auth: { public: true }, rateLimit: false } as const;
@@ -28,7 +31,7 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
       config: ops,
       schema: {
         tags: ['Operations'],
-        summary: 'Readiness: the database answers and every migration is applied',
+        summary: 'Readiness: start-up is complete (migrations, catalog, sandbox seed, demo credentials), the database answers',
         response: {
           200: z.object({ status: z.literal('ready'), database: z.enum(['pg', 'pglite']) }),
           503: ErrorBody,
@@ -36,6 +39,10 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (_req, reply) => {
+      const startup = startupOf(deps.services);
+      if (startup && !startup.complete) {
+        return reply.code(503).send({ error: 'not_ready', detail: `Start-up is not complete: ${startup.step}.` });
+      }
       if (!(await ping(deps.db))) {
         return reply.code(503).send({ error: 'not_ready', detail: 'The database cannot be reached.' });
       }
@@ -59,11 +66,18 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags: ['Operations'],
         summary: 'Prometheus metrics: request durations by route and status, process metrics',
+        description: 'With METRICS_TOKEN set, requires `Authorization: Bearer <METRICS_TOKEN>`; open otherwise.',
         produces: ['text/plain'],
-        response: { 200: z.string() },
+        response: { 200: z.string(), 401: ErrorBody },
       },
     },
-    async (_req, reply) => {
+    async (req, reply) => {
+      // C1.5: a scraper carries METRICS_TOKEN when it is set
+      const token = deps.config.METRICS_TOKEN;
+      const bearer = bearerOf(req);
+      if (token && !(bearer && timingSafeEqualStr(bearer, token))) {
+        return reply.code(401).send({ error: INVALID_TOKEN, detail: 'GET /metrics requires Authorization: Bearer <METRICS_TOKEN>.' });
+      }
       reply.type(deps.metrics.contentType);
       return deps.metrics.metrics();
     },

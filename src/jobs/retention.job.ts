@@ -1,0 +1,27 @@
+// C4.12 retention: quarantined OCPP messages (whole messages and set-aside parts, replayed or not) are kept
+// QUARANTINE_RETENTION_DAYS after they were received, then deleted. Rate-limit counters have their own job
+// (rate-limit-cleanup, RATE_LIMIT_CLEANUP_CRON), which deletes a counter once its window has ended.
+// Deleted in batches, so a large backlog never holds one long statement (statement_timeout, C4.12) or lock.
+import { sql } from 'kysely';
+import type { Job } from './job.ts';
+
+const BATCH = 5_000;
+
+export const retentionJob: Job = {
+  name: 'retention',
+  cron: (config) => config.RETENTION_CRON,
+  async run(deps) {
+    const days = deps.config.QUARANTINE_RETENTION_DAYS;
+    const cutoff = new Date(deps.clock().getTime() - days * 86_400_000);
+    let deleted = 0;
+    for (;;) {
+      const r = await sql`
+        delete from ocpp_quarantine where id in (
+          select id from ocpp_quarantine where received_at < ${cutoff} limit ${BATCH})`.execute(deps.db);
+      const n = Number(r.numAffectedRows ?? 0);
+      deleted += n;
+      if (n < BATCH) break;
+    }
+    return { quarantine_deleted: deleted, quarantine_cutoff: cutoff.toISOString() };
+  },
+};
