@@ -62,14 +62,59 @@ function parseChanges(deps: Deps, raw: unknown): Changes {
   return out;
 }
 
-export async function ereBooked(deps: Deps, connectionId: string): Promise<boolean> {
-  const row = await deps.db
-    .selectFrom('energy_months')
-    .select('id')
-    .where('connection_id', '=', connectionId)
-    .where('status', '=', 'registered')
-    .executeTakeFirst();
-  return !!row;
+/**
+ * Rule 3: a month of the connection is registered as ERE. With `lock` (inside the correction's transaction) the
+ * months are read FOR SHARE, so a registration in flight is waited for and seen, and one that starts later waits
+ * for the correction to commit. Lock order: the connection row first, then its months (as sessions:batch).
+ */
+export async function ereBooked(deps: Deps, connectionId: string, lock = false): Promise<boolean> {
+  const q = deps.db.selectFrom('energy_months').select('status').where('connection_id', '=', connectionId);
+  const rows = await (lock ? q.forShare() : q.where('status', '=', 'registered').limit(1)).execute();
+  return rows.some((r) => r.status === 'registered');
+}
+
+type Next = Required<Omit<Changes, 'house_number_addition'>> & { house_number_addition: string | null };
+type Plan = { changed: false } | { changed: true; next: Next; revoke: boolean };
+
+/**
+ * Rules 3, 4, 2 and the EAN-free part of rule 1, in the specification's order, on one reading of the row. Run
+ * twice: on the row as first read (to consult the EAN register outside any transaction) and on the locked row,
+ * whose verdict is the one that counts.
+ */
+async function plan(deps: Deps, current: ConnectionRow, changes: Changes, ack: unknown, lock: boolean): Promise<Plan> {
+  assertActive(current);
+  // rule 3: before the comparison with stored values
+  if (await ereBooked(deps, current.id, lock)) {
+    throw new DomainError('ere_booked', 'A delivered month of this connection is already registered as ERE; it can no longer be corrected.');
+  }
+  const next: Next = {
+    ean_code: changes.ean_code ?? current.ean_code,
+    street: changes.street ?? current.street,
+    house_number: changes.house_number ?? current.house_number,
+    postal_code: changes.postal_code ?? current.postal_code,
+    city: changes.city ?? current.city,
+    house_number_addition: changes.house_number_addition !== undefined ? changes.house_number_addition : current.house_number_addition,
+  };
+  const changed =
+    next.ean_code !== current.ean_code ||
+    next.street !== current.street ||
+    next.house_number !== current.house_number ||
+    normalisePostalCode(next.postal_code) !== normalisePostalCode(current.postal_code) ||
+    next.city !== current.city ||
+    (next.house_number_addition ?? null) !== (current.house_number_addition ?? null);
+  // rule 4
+  if (!changed) return { changed: false };
+  // rule 2: a signed machtiging names the EAN and the address; a change ends it, only when acknowledged
+  const revoke = current.mandate_status === 'active';
+  if (revoke && ack !== true) {
+    throw new DomainError(
+      'mandate_signed',
+      'The machtiging of this connection is signed; send acknowledge_mandate_lapses: true to change the EAN or address (the machtiging then lapses).',
+    );
+  }
+  // rule 1: EAN and address re-validated together under the create rules (the unique index decides a race)
+  if (next.ean_code !== current.ean_code) await assertEanFree(deps, next.ean_code, current.id);
+  return { changed: true, next, revoke };
 }
 
 function response(c: ConnectionRow, changed: boolean, revoked: boolean): UpdateConnectionResponse {
@@ -94,52 +139,27 @@ export async function updateConnection(deps: Deps, partnerId: string, raw: unkno
   if (ack !== undefined && ack !== null && typeof ack !== 'boolean') {
     throw new DomainError('invalid_request', 'acknowledge_mandate_lapses must be a boolean.');
   }
-  const current = await findTargetConnection(deps, partnerId, body as TargetInput);
-  assertActive(current);
-  // rule 3: before the comparison with stored values
-  if (await ereBooked(deps, current.id)) {
-    throw new DomainError('ere_booked', 'A delivered month of this connection is already registered as ERE; it can no longer be corrected.');
-  }
-  const next = {
-    ean_code: changes.ean_code ?? current.ean_code,
-    street: changes.street ?? current.street,
-    house_number: changes.house_number ?? current.house_number,
-    postal_code: changes.postal_code ?? current.postal_code,
-    city: changes.city ?? current.city,
-    house_number_addition: changes.house_number_addition !== undefined ? changes.house_number_addition : current.house_number_addition,
-  };
-  const changed =
-    next.ean_code !== current.ean_code ||
-    next.street !== current.street ||
-    next.house_number !== current.house_number ||
-    normalisePostalCode(next.postal_code) !== normalisePostalCode(current.postal_code) ||
-    next.city !== current.city ||
-    (next.house_number_addition ?? null) !== (current.house_number_addition ?? null);
-  // rule 4
-  if (!changed) return response(current, false, false);
-  // rule 2: a signed machtiging names the EAN and the address; a change ends it, only when acknowledged
-  const signed = current.mandate_status === 'active';
-  if (signed && ack !== true) {
-    throw new DomainError(
-      'mandate_signed',
-      'The machtiging of this connection is signed; send acknowledge_mandate_lapses: true to change the EAN or address (the machtiging then lapses).',
-    );
-  }
-  // rule 1: EAN and address re-validated together under the create rules
-  if (next.ean_code !== current.ean_code) await assertEanFree(deps, next.ean_code, current.id);
-  const eanStatus = await validateEanAgainstRegister(deps, next.ean_code, next);
+  const found = await findTargetConnection(deps, partnerId, body as TargetInput);
+  // A first pass on the row as read: an error or "unchanged" there is a true answer as of that reading, and a
+  // change is checked against the EAN register here, outside any transaction and row lock.
+  const pre = await plan(deps, found, changes, ack, false);
+  if (!pre.changed) return response(found, false, false);
+  const preKey = JSON.stringify(pre.next);
+  const preStatus = await validateEanAgainstRegister(deps, pre.next.ean_code, pre.next);
 
+  // issue 10 item 7: the checks that count are made again on the row locked FOR UPDATE, and the write follows
+  // in the same transaction: two concurrent corrections are applied one after the other, each on the other's
+  // result, and an archive, a signature or an ERE registration that lands meanwhile is seen.
   const now = deps.clock();
-  const updated = await deps.db.transaction().execute(async (trx) => {
-    // the row as it is now; a concurrent signature or correction is not overwritten blindly
-    const locked = await trx.selectFrom('connections').select(['mandate_status', 'status']).where('id', '=', current.id).forUpdate().executeTakeFirstOrThrow();
-    if (locked.status !== 'active') {
-      throw new DomainError('connection_not_active', 'The connection is archived and can no longer be changed.');
-    }
-    const revoke = locked.mandate_status === 'active';
-    if (revoke && ack !== true) {
-      throw new DomainError('mandate_signed', 'The machtiging of this connection was signed meanwhile; send acknowledge_mandate_lapses: true.');
-    }
+  const out = await deps.db.transaction().execute(async (trx) => {
+    const tdeps = { ...deps, db: trx };
+    const row = await trx.selectFrom('connections').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
+    const current: ConnectionRow = { ...row, partner_id: found.partner_id };
+    const p = await plan(tdeps, current, changes, ack, true);
+    if (!p.changed) return { row: current, changed: false, revoke: false };
+    const { next, revoke } = p;
+    // the row moved between the first reading and the lock (a concurrent correction): the register is asked again
+    const eanStatus = JSON.stringify(next) === preKey ? preStatus : await validateEanAgainstRegister(deps, next.ean_code, next);
     if (revoke) {
       await trx
         .updateTable('mandates')
@@ -149,7 +169,7 @@ export async function updateConnection(deps: Deps, partnerId: string, raw: unkno
         .execute();
     }
     try {
-      const row = await trx
+      const updated = await trx
         .updateTable('connections')
         .set({
           ...next,
@@ -161,11 +181,11 @@ export async function updateConnection(deps: Deps, partnerId: string, raw: unkno
         .where('id', '=', current.id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      return { row: { ...row, partner_id: current.partner_id }, revoke };
+      return { row: { ...updated, partner_id: current.partner_id }, changed: true, revoke };
     } catch (err) {
       if (isEanUniqueViolation(err)) throw eanInUse(next.ean_code);
       throw err;
     }
   });
-  return response(updated.row, true, updated.revoke);
+  return response(out.row, out.changed, out.revoke);
 }

@@ -24,8 +24,6 @@ export interface RecordEnergyInput {
   wh?: bigint;
   source: 'cpo' | 'ocpp';
   sessions?: number;
-  /** the caller has just checked that the connection exists and is active (batch resolution) */
-  connectionChecked?: boolean;
 }
 
 export interface RecordEnergyResult {
@@ -55,8 +53,9 @@ function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
 
 /**
  * Record a monthly total. Idempotent per (connection, month): the same kWh (2 decimals) → unchanged; another kWh
- * → updated, unless the month is registered as ERE → rejected ere_booked (C6.4). Race-safe: INSERT … ON CONFLICT
- * DO NOTHING, then the existing row is read FOR UPDATE, so concurrent posts of one item leave one row.
+ * → updated, unless the month is registered as ERE → rejected ere_booked (C6.4). Race-safe: the connection row is
+ * read FOR SHARE, then INSERT … ON CONFLICT DO NOTHING, then the existing row is read FOR UPDATE, so concurrent
+ * posts of one item leave one row and none lands on a connection archived meanwhile.
  */
 export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput): Promise<RecordEnergyResult> {
   const units = input.wh !== undefined ? (input.wh >= 0n ? whToKwhUnits(input.wh) : null) : parseKwh(input.kwh);
@@ -69,11 +68,13 @@ export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput):
   const wh = input.wh !== undefined ? input.wh.toString() : null;
 
   const work = async (db: Db): Promise<RecordEnergyResult> => {
-    if (!input.connectionChecked) {
-      const conn = await db.selectFrom('connections').select(['id', 'status']).where('id', '=', input.connectionId).executeTakeFirst();
-      if (!conn) return reject('connection_not_found', kwh);
-      if (conn.status !== 'active') return reject('connection_not_active', kwh);
-    }
+    // issue 10 item 7: the connection is checked in the transaction that writes its month, its row read FOR
+    // SHARE: an archive committed since the caller resolved the target is seen (connection_not_active), and one
+    // that comes later waits for this write to commit. Lock order everywhere: the connection row, then its
+    // months (connections:update does the same), so batches, corrections and archives never deadlock.
+    const conn = await db.selectFrom('connections').select(['id', 'status']).where('id', '=', input.connectionId).forShare().executeTakeFirst();
+    if (!conn) return reject('connection_not_found', kwh);
+    if (conn.status !== 'active') return reject('connection_not_active', kwh);
     const now = deps.clock();
     const inserted = await db
       .insertInto('energy_months')

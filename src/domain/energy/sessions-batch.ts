@@ -73,7 +73,9 @@ export async function resolveConnection(deps: Deps, partnerId: string, item: Rec
 /**
  * Targets are resolved first (once per distinct target), then the valid items are written in one transaction in
  * (connection, month) order: concurrent batches take row locks in the same order (no deadlock), and duplicates of
- * one key inside a batch keep their request order (the first creates, the next are unchanged or updated).
+ * one key inside a batch keep their request order (the first creates, the next are unchanged or updated). The
+ * resolution is not the last word: recordMonthlyEnergy checks each connection again, locked, in the write
+ * transaction (issue 10 item 7), so an archive that lands during the request rejects the item.
  */
 export async function recordSessionsBatch(deps: Deps, partnerId: string, items: unknown[]): Promise<BatchResult> {
   const results: BatchItemResult[] = new Array(items.length);
@@ -104,7 +106,7 @@ export async function recordSessionsBatch(deps: Deps, partnerId: string, items: 
       for (const p of pending) {
         const res = await recordMonthlyEnergy(
           { ...deps, db: trx },
-          { connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo', connectionChecked: true },
+          { connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo' },
         );
         results[p.index] = {
           index: p.index,

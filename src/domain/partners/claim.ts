@@ -1,12 +1,14 @@
 // C3.4 / C6.7: claiming a draft. The claim page shows the pre-registration; confirming it creates the user
 // (or links the existing one by e-mail), a concept account (with the connection when EAN and address are
 // known, through the accounts area's createConceptAccount), couples a pre-coupled charger, and hands back
-// the machtiging signing link (mandates area's issueMandateLink). A draft is claimed once: the first
-// confirmation moves it open → claiming atomically, so a second one finds it taken (410), never a second
-// user or account.
+// the machtiging signing link (mandates area's issueMandateLink). A draft is claimed once: the confirmation
+// locks the draft row and does every write in that one transaction (issue 10 item 7), so a second one waits and
+// finds it claimed (410), never a second user or account, and a crash half-way leaves the draft open.
 import type { Deps } from '../../deps.ts';
 import type { PartnerDraftsTable } from '../../db/tables/partner.ts';
-import type { Selectable } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
+import type { Database } from '../../db/tables.ts';
+import type { Db } from '../../db/database.ts';
 import { createConceptAccount } from '../accounts/index.ts';
 import { issueMandateLink, type Locale } from '../mandates/index.ts';
 import { createUser } from '../credentials/tokens.ts';
@@ -64,93 +66,22 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   const withConnection = !!(ean && d.postal_code && d.house_number);
   if (withConnection && (!street || !city)) return { state: 'invalid', draft: d, code: 'address_required', message: 'street' };
 
-  const taken = await deps.db
-    .updateTable('partner_drafts')
-    .set({ status: 'claiming' })
-    .where('id', '=', d.id)
-    .where('status', '=', 'open')
-    .returning('id')
-    .executeTakeFirst();
-  if (!taken) return { state: 'claimed' };
-
-  let userId: string;
-  let accountId: string;
-  let connectionId: string | null = null;
+  let done: { userId: string; accountId: string; connectionId: string | null } | null;
   try {
-    // an existing user (by e-mail, case-insensitive) is linked as is; otherwise the user is created
-    const existing = await deps.db
-      .selectFrom('users')
-      .select('id')
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', d.email_lower))
-      .executeTakeFirst();
-    userId = existing?.id ?? (await createUser(deps, { email: d.email, full_name: d.contact_name ?? d.name })).user_id;
-    const displayName = d.company_name ?? d.name;
-    if (withConnection) {
-      const r = await createConceptAccount(deps, {
-        partnerId: d.partner_id,
-        accessChannel: 'partner_claim',
-        ownerUserId: userId,
-        type: d.type,
-        displayName,
-        person: { full_name: d.contact_name ?? d.name, email: d.email },
-        connection: {
-          ean_code: ean!,
-          street: street!,
-          house_number: d.house_number!,
-          house_number_addition: d.house_number_addition,
-          postal_code: d.postal_code!,
-          city: city!,
-        },
-      });
-      accountId = r.account_id;
-      connectionId = r.connection_id;
-    } else {
-      // no EAN or address yet: an account without a connection (createConceptAccount always makes one)
-      const now = deps.clock();
-      const a = await deps.db
-        .insertInto('accounts')
-        .values({
-          partner_id: d.partner_id,
-          owner_user_id: userId,
-          access_channel: 'partner_claim',
-          type: d.type,
-          display_name: displayName,
-          signatory_full_name: d.contact_name ?? d.name,
-          signatory_email: d.email,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      accountId = a.id;
-    }
+    done = await deps.db.transaction().execute(async (trx) => {
+      // issue 10 item 7: one transaction from the draft's row lock to `claimed`. A concurrent confirmation
+      // waits here and then finds the draft claimed (410); a failure or a crash anywhere below rolls everything
+      // back and leaves the draft open, so it can be claimed again.
+      const locked = await trx.selectFrom('partner_drafts').select('status').where('id', '=', d.id).forUpdate().executeTakeFirst();
+      if (locked?.status !== 'open') return null;
+      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection });
+    });
   } catch (err) {
-    await deps.db.updateTable('partner_drafts').set({ status: 'open' }).where('id', '=', d.id).where('status', '=', 'claiming').execute();
     if (isDomainError(err)) return { state: 'invalid', draft: d, code: err.code, message: err.detail ?? err.code };
     throw err;
   }
-
-  const now = deps.clock();
-  if (d.charger_id) {
-    await deps.db
-      .updateTable('chargers')
-      .set((eb) => ({ owner_user_id: userId, account_id: eb.fn.coalesce('account_id', eb.val(accountId)), updated_at: now }))
-      .where('id', '=', d.charger_id)
-      .where('owner_user_id', 'is', null)
-      .execute();
-  }
-  await deps.db
-    .updateTable('partner_drafts')
-    .set({
-      status: 'claimed',
-      claimed_at: now,
-      claimed_user_id: userId,
-      claimed_account_id: accountId,
-      claimed_connection_id: connectionId,
-      ...(ean && !d.ean_code ? { ean_code: ean, ean_status: 'resolved' as const } : {}),
-    })
-    .where('id', '=', d.id)
-    .execute();
+  if (!done) return { state: 'claimed' };
+  const { userId, accountId, connectionId } = done;
 
   let mandateUrl: string | null = null;
   if (connectionId) {
@@ -161,4 +92,100 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
     }
   }
   return { state: 'done', draft: { ...d, status: 'claimed' }, userId, accountId, connectionId, mandateUrl };
+}
+
+/** The claim's writes, all on the claim's transaction (tdeps.db): user, account (and connection), charger, draft. */
+async function claimInTransaction(
+  tdeps: Deps,
+  d: Draft,
+  c: { ean: string | null; street: string | null; city: string | null; withConnection: boolean },
+): Promise<{ userId: string; accountId: string; connectionId: string | null }> {
+  // an existing user (by e-mail, case-insensitive) is linked as is; otherwise the user is created
+  const existing = await tdeps.db
+    .selectFrom('users')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', d.email_lower))
+    .executeTakeFirst();
+  const userId = existing?.id ?? (await createUser(tdeps, { email: d.email, full_name: d.contact_name ?? d.name })).user_id;
+  const displayName = d.company_name ?? d.name;
+  let accountId: string;
+  let connectionId: string | null = null;
+  if (c.withConnection) {
+    const r = await createConceptAccount(tdeps, {
+      partnerId: d.partner_id,
+      accessChannel: 'partner_claim',
+      ownerUserId: userId,
+      type: d.type,
+      displayName,
+      person: { full_name: d.contact_name ?? d.name, email: d.email },
+      connection: {
+        ean_code: c.ean!,
+        street: c.street!,
+        house_number: d.house_number!,
+        house_number_addition: d.house_number_addition,
+        postal_code: d.postal_code!,
+        city: c.city!,
+      },
+    });
+    accountId = r.account_id;
+    connectionId = r.connection_id;
+  } else {
+    // no EAN or address yet: an account without a connection (createConceptAccount always makes one)
+    const now = tdeps.clock();
+    const a = await tdeps.db
+      .insertInto('accounts')
+      .values({
+        partner_id: d.partner_id,
+        owner_user_id: userId,
+        access_channel: 'partner_claim',
+        type: d.type,
+        display_name: displayName,
+        signatory_full_name: d.contact_name ?? d.name,
+        signatory_email: d.email,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    accountId = a.id;
+  }
+
+  const now = tdeps.clock();
+  if (d.charger_id) {
+    await tdeps.db
+      .updateTable('chargers')
+      .set((eb) => ({ owner_user_id: userId, account_id: eb.fn.coalesce('account_id', eb.val(accountId)), updated_at: now }))
+      .where('id', '=', d.charger_id)
+      .where('owner_user_id', 'is', null)
+      .execute();
+  }
+  await tdeps.db
+    .updateTable('partner_drafts')
+    .set({
+      status: 'claimed',
+      claimed_at: now,
+      claimed_user_id: userId,
+      claimed_account_id: accountId,
+      claimed_connection_id: connectionId,
+      ...(c.ean && !d.ean_code ? { ean_code: c.ean, ean_status: 'resolved' as const } : {}),
+    })
+    .where('id', '=', d.id)
+    .execute();
+  return { userId, accountId, connectionId };
+}
+
+/**
+ * The claim's transaction as a Db whose transaction() joins it instead of opening a new one: the areas the
+ * claim calls (createConceptAccount) open their own transaction, which must be part of the claim's.
+ */
+function joinTransaction(trx: Transaction<Database>): Db {
+  const joined: Db = new Proxy(trx, {
+    get(target, prop) {
+      if (prop === 'transaction') return () => ({ execute: <T>(fn: (t: Db) => Promise<T>) => fn(joined) });
+      const v: unknown = Reflect.get(target, prop, target);
+      // Kysely keeps its state in private fields: methods run on the transaction itself, not on the proxy
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return joined;
 }
