@@ -161,6 +161,13 @@ const COMMON_ANSWERS: Record<string, Record<string, unknown>> = {
   DataTransfer: { status: 'UnknownVendorId' },
 };
 
+/** OCPP 1.6 security whitepaper: AuthorizationKey arrives hex-encoded; a value that is not hex is taken as is. */
+function hexDecodedKey(value: string): string | undefined {
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(value)) return value;
+  const text = Buffer.from(value, 'hex').toString('utf8');
+  return /^[\x21-\x7e]+$/.test(text) ? text : undefined;
+}
+
 export class ChargePoint extends EventEmitter {
   readonly opts: Required<Omit<ChargePointOptions, 'password' | 'stats' | 'log' | 'now' | 'quirks'>> & {
     password: string | undefined;
@@ -907,6 +914,17 @@ export class ChargePoint extends EventEmitter {
     });
   }
 
+  /**
+   * A new Basic-auth password from the central system (1.6 AuthorizationKey, 2.0.1 BasicAuthPassword), used from
+   * the next connection on, as real chargers do; the open socket stays up. 16–40 characters, else Rejected.
+   */
+  private adoptPassword(password: string | undefined): 'Accepted' | 'Rejected' {
+    if (password === undefined || !/^[\x21-\x7e]{16,40}$/.test(password)) return 'Rejected';
+    this.opts.password = password;
+    this.emit('password', password);
+    return 'Accepted';
+  }
+
   private handle16(method: string, p: any): Record<string, unknown> | undefined {
     switch (method) {
       case 'Reset':
@@ -932,6 +950,7 @@ export class ChargePoint extends EventEmitter {
         return { status: 'Accepted' };
       }
       case 'ChangeConfiguration': {
+        if (p?.key === 'AuthorizationKey') return { status: this.adoptPassword(hexDecodedKey(String(p?.value))) };
         const entry = this.config16.get(String(p?.key));
         if (!entry) return { status: 'NotSupported' };
         if (entry.readonly) return { status: 'Rejected' };
@@ -1013,6 +1032,9 @@ export class ChargePoint extends EventEmitter {
             const component = { name: String(d?.component?.name) };
             const variable = { name: String(d?.variable?.name) };
             const key = `${component.name}.${variable.name}`;
+            if (key === 'SecurityCtrlr.BasicAuthPassword' && (!d?.attributeType || d.attributeType === 'Actual')) {
+              return { attributeStatus: this.adoptPassword(String(d?.attributeValue)), component, variable };
+            }
             const entry = this.variables201.get(key);
             const known = [...this.variables201.keys()].some((k) => k.startsWith(component.name + '.'));
             let attributeStatus = 'Accepted';

@@ -1,5 +1,6 @@
 // npm run admin -- <command>: a CLI over the HTTP admin API (C1.6). It talks to a running service:
 // base URL from ADMIN_URL (else PUBLIC_BASE_URL, else http://localhost:$PORT), token from ADMIN_TOKEN.
+import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 export const HELP = `Usage: npm run admin -- <command> [arguments]
@@ -21,6 +22,16 @@ Commands:
   link-account <user_id> <account_id>       POST /admin/users/:user_id/accounts
   list-jobs                                 GET /admin/jobs (names and crons)
   run-job <job>                             POST /admin/jobs/:job/run (e.g. energy-aggregate, ean-recheck)
+  quarantine <charger_id> [--limit N]       GET /admin/chargers/:charger_id/quarantine (raw frames, reasons, replays)
+  replay-quarantine <charger_id> <id>       POST /admin/chargers/:charger_id/quarantine/:id/replay (after a fix)
+  register-charger <user_id> --nickname <name> [--identity <id>] [--account <account_id>] [--password-file <file>]
+                                            POST /admin/users/:user_id/chargers (an imported charger keeps the
+                                            password in the file; otherwise one is generated and shown once)
+  set-charger-password <charger_id> --password-file <file>
+                                            PUT /admin/chargers/:charger_id/password
+  rotate-charger-password <charger_id> [--password-file <file>] [--encoding hex|plain]
+                                            POST /admin/chargers/:charger_id/password/rotate (sends it to the
+                                            charger over OCPP; the new password is shown once)
   request <METHOD> <PATH> [json]            any admin request, e.g.
                                             request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
                                             request GET /admin/outbox
@@ -66,6 +77,16 @@ const int = (v: string | true | undefined, what: string) => {
   return n;
 };
 const seg = (s: string) => encodeURIComponent(s);
+/** A charger password comes from a file, never the command line (shell history, ps); one trailing newline dropped. */
+const passwordFrom = (file: string | true | undefined) => {
+  if (file === undefined) return undefined;
+  if (file === true || file === '') throw new UsageError('missing --password-file');
+  try {
+    return fs.readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch {
+    throw new UsageError(`cannot read --password-file ${file}`);
+  }
+};
 
 /** Maps a command to the admin request it makes. */
 export function toRequest(argv: string[]): { method: string; path: string; body?: unknown } {
@@ -92,6 +113,35 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
       return { method: 'GET', path: '/admin/jobs' };
     case 'run-job':
       return { method: 'POST', path: `/admin/jobs/${seg(need(p[0], 'job'))}/run` };
+    case 'quarantine': {
+      const limit = int(f['limit'], '--limit');
+      return { method: 'GET', path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/quarantine${limit !== undefined ? `?limit=${limit}` : ''}` };
+    }
+    case 'replay-quarantine':
+      return { method: 'POST', path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/quarantine/${seg(need(p[1], 'id'))}/replay` };
+    case 'register-charger':
+      return {
+        method: 'POST',
+        path: `/admin/users/${seg(need(p[0], 'user_id'))}/chargers`,
+        body: {
+          nickname: need(f['nickname'], '--nickname'),
+          ocpp_identity: typeof f['identity'] === 'string' ? f['identity'] : undefined,
+          account_id: typeof f['account'] === 'string' ? f['account'] : undefined,
+          password: passwordFrom(f['password-file']),
+        },
+      };
+    case 'set-charger-password':
+      return {
+        method: 'PUT',
+        path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/password`,
+        body: { password: passwordFrom(need(f['password-file'], '--password-file')) },
+      };
+    case 'rotate-charger-password':
+      return {
+        method: 'POST',
+        path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/password/rotate`,
+        body: { password: passwordFrom(f['password-file']), authorization_key_encoding: typeof f['encoding'] === 'string' ? f['encoding'] : undefined },
+      };
     case 'request': {
       const method = need(p[0], 'METHOD').toUpperCase();
       const path = need(p[1], 'PATH');

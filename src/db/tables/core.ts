@@ -137,6 +137,9 @@ export interface ChargersTable {
   ocpp_model: string | null;
   ocpp_identity: string | null;
   password_hash: string | null;
+  /** issue 10 item 8: a rotated password the charger accepted but has not connected with yet (hash) */
+  pending_password_hash: Generated<string | null>;
+  password_changed_at: Generated<Date | null>;
   mid_certified: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;

@@ -4,10 +4,28 @@ import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
 import { requireCharger, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
 import { listQuarantine } from '../../domain/charging/quarantine.ts';
+import { replayQuarantined } from '../../ocpp/replay.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import type { RouteRegistrar } from '../types.ts';
 
 const Params = z.object({ charger_id: z.string() });
+
+/** C4.11: one quarantined message ('message') or unreadable part of an applied one ('part'). */
+const QuarantineItem = z.object({
+  id: z.string(),
+  kind: z.enum(['message', 'part']),
+  protocol: z.string(),
+  action: z.string(),
+  message_id: z.string().nullable(),
+  /** the inbound frame as received (for a part: the part), NUL escapes and all */
+  raw: z.string().nullable(),
+  payload: z.unknown(),
+  reason: z.string(),
+  received_at: z.string(),
+  replayed_at: z.string().nullable(),
+  replay_result: z.enum(['applied', 'unusable']).nullable(),
+  replay_reason: z.string().nullable(),
+});
 
 export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -83,24 +101,12 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       config: { auth: { admin: true } },
       schema: {
         tags: ['Admin'],
-        summary: 'Transaction messages of this charger that were acknowledged but could not be used (C4.1), newest first',
+        summary:
+          'Transaction messages of this charger that were acknowledged but could not be used, and unreadable parts of applied ones (C4.11), newest first, with the raw frame, the reason and the replay outcome',
         params: Params,
         querystring: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
         response: {
-          200: z.object({
-            charger_id: z.string(),
-            messages: z.array(
-              z.object({
-                id: z.string(),
-                protocol: z.string(),
-                action: z.string(),
-                message_id: z.string().nullable(),
-                payload: z.unknown(),
-                reason: z.string(),
-                received_at: z.string(),
-              }),
-            ),
-          }),
+          200: z.object({ charger_id: z.string(), messages: z.array(QuarantineItem) }),
           400: ErrorBody,
           401: ErrorBody,
           404: ErrorBody,
@@ -110,6 +116,24 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
     async (req) => {
       await requireCharger(deps, req.params.charger_id);
       return listQuarantine(deps, req.params.charger_id, req.query.limit);
+    },
+  );
+
+  app.post(
+    '/admin/chargers/:charger_id/quarantine/:id/replay',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary:
+          'Run a quarantined message through the gateway again after its cause was fixed (C4.11); the outcome is recorded on the row. Idempotent: an applied message is not applied twice',
+        params: z.object({ charger_id: z.string(), id: z.string() }),
+        response: { 200: QuarantineItem, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
+    },
+    async (req) => {
+      await requireCharger(deps, req.params.charger_id);
+      return replayQuarantined(deps, req.params.charger_id, req.params.id);
     },
   );
 };
