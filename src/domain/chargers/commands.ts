@@ -1,9 +1,10 @@
 // C6.6 remote commands. The request is written to ocpp_commands, addressed to the process that holds the
 // charger's socket (C4.8 live state). That process executes it — at once when it is this process, otherwise
-// its poller picks the row up — and writes the answer back; the requester waits for the row.
+// its poller picks the row up — and writes the answer back; the requester waits for the row. C4.8: no command
+// waits on a dead holder: a holder whose lease has lapsed means offline, before and while waiting.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { isOnline } from '../charging/live-state.ts';
+import { isOnline, liveStateOf } from '../charging/live-state.ts';
 import { DomainError } from '../errors.ts';
 import { requireCharger } from './ocpp-charger.ts';
 
@@ -38,7 +39,7 @@ export interface CommandResult {
 
 export async function sendCommand(deps: Deps, chargerId: string, action: string, payload: unknown): Promise<CommandResult> {
   await requireCharger(deps, chargerId);
-  const st = await deps.db.selectFrom('ocpp_chargers').selectAll().where('charger_id', '=', chargerId).executeTakeFirst();
+  const st = await liveStateOf(deps, chargerId);
   const protocol = st?.protocol ?? null;
   if (protocol && !COMMANDS_BY_PROTOCOL[protocol]?.includes(action)) {
     throw new DomainError('invalid_request', `action: ${action} does not exist in ${protocol}; use one of ${COMMANDS_BY_PROTOCOL[protocol]!.join(', ')}`);
@@ -61,20 +62,38 @@ export async function sendCommand(deps: Deps, chargerId: string, action: string,
     .executeTakeFirstOrThrow();
   const timeoutMs = deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000;
   if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
-  const done = await waitForAnswer(deps, row.id, timeoutMs + 2000);
+  const done = await waitForAnswer(deps, row.id, st.instance_id, timeoutMs + 2000);
   if (done.status === 'answered') return { ok: true, action, response: done.response ?? {} };
   if (done.status === 'failed') {
     if (done.error === 'charger_offline') throw new DomainError('charger_offline', 'The charger disconnected before the call was sent.');
+    if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
     throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
   }
   throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${deps.config.OCPP_CALL_TIMEOUT_SECONDS} s.`);
 }
 
-async function waitForAnswer(deps: Deps, id: string, maxMs: number) {
+async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: number) {
   const deadline = Date.now() + maxMs;
   for (;;) {
-    const r = await deps.db.selectFrom('ocpp_commands').select(['status', 'response', 'error']).where('id', '=', id).executeTakeFirstOrThrow();
+    const r = await deps.db
+      .selectFrom('ocpp_commands')
+      .select(['status', 'response', 'error'])
+      .select(sql<boolean>`exists (select 1 from ocpp_instances i where i.id = ${holder} and i.expires_at > now())`.as('holder_alive'))
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     if (r.status === 'answered' || r.status === 'failed' || r.status === 'timeout') return r;
+    if (!r.holder_alive) {
+      // C4.8: the holder's lease lapsed while we waited (it was killed): it will never answer
+      const gone = await deps.db
+        .updateTable('ocpp_commands')
+        .set({ status: 'failed', error: 'holder_gone', answered_at: sql`now()` })
+        .where('id', '=', id)
+        .where('status', 'in', ['pending', 'sent'])
+        .returning(['status', 'response', 'error'])
+        .executeTakeFirst();
+      if (gone) return gone;
+      continue; // answered in the meantime: read it
+    }
     if (Date.now() >= deadline) {
       // nobody answered (the holding process is gone): give up and say so
       await deps.db.updateTable('ocpp_commands').set({ status: 'timeout', answered_at: sql`now()` }).where('id', '=', id).where('status', 'in', ['pending', 'sent']).execute();

@@ -6,7 +6,7 @@ import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
 import { complianceYear, estimateBasis, estimateSession, kwhOf, type EstimateBasis } from './estimate.ts';
-import { isOnline } from './live-state.ts';
+import { holderAlive, isOnline } from './live-state.ts';
 import { ENERGY_REGISTER } from './readings.ts';
 
 export interface ChargerItem {
@@ -87,6 +87,8 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
       'chargers.account_id',
       'ocpp_chargers.connected',
       'ocpp_chargers.last_seen_at',
+      // C4.8: the holder's lease, in the same query (GET /chargers is polled often)
+      holderAlive(),
     ])
     // the latest register reading of each charger, in one lateral lookup (GET /chargers is polled often)
     .leftJoinLateral(
@@ -128,7 +130,7 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
       id: r.id,
       nickname: r.nickname ?? r.ocpp_identity ?? '',
       connection_type: r.connection_type,
-      status: isOnline(deps, { connected: !!r.connected, last_seen_at: r.last_seen_at ?? null }) ? 'online' : 'offline',
+      status: isOnline(deps, { connected: !!r.connected, last_seen_at: r.last_seen_at ?? null, holder_alive: !!r.holder_alive }) ? 'online' : 'offline',
       mid_certified: r.mid_certified,
       is_charging: !!s,
     };

@@ -1,7 +1,8 @@
 // Route files of the ocpp area, registered in this order. Owned by that area: add yours here.
 import type { RouteRegistrar } from '../../types.ts';
+import { adminChargerCredentialsRoutes } from '../admin-charger-credentials.routes.ts';
 import { adminChargersRoutes } from '../admin-chargers.routes.ts';
 import { personalChargersRoutes } from '../personal-chargers.routes.ts';
 import { sessionsRoutes } from '../sessions.routes.ts';
 
-export const ocppRoutes: RouteRegistrar[] = [personalChargersRoutes, sessionsRoutes, adminChargersRoutes];
+export const ocppRoutes: RouteRegistrar[] = [personalChargersRoutes, sessionsRoutes, adminChargersRoutes, adminChargerCredentialsRoutes];
