@@ -5,6 +5,11 @@ import { v201Actions } from './v201/index.ts';
 
 export type OcppProtocol = 'ocpp1.6' | 'ocpp2.0.1';
 
-export function adaptersOf(protocol: string): Record<string, ActionAdapter> {
-  return protocol === 'ocpp1.6' ? v16Actions : v201Actions;
+/**
+ * The adapter for an action name a charger sent, or undefined. Only the table's own entries count: a name like
+ * `constructor` or `__proto__` must not resolve to something inherited from Object.prototype.
+ */
+export function adapterFor(protocol: string, action: string): ActionAdapter | undefined {
+  const table = protocol === 'ocpp1.6' ? v16Actions : v201Actions;
+  return Object.hasOwn(table, action) ? table[action] : undefined;
 }

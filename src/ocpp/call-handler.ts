@@ -10,7 +10,7 @@ import { markSeen } from '../domain/charging/live-state.ts';
 import type { AsidePart } from '../domain/charging/events.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
-import { adaptersOf, type OcppProtocol } from './adapters.ts';
+import { adapterFor, type OcppProtocol } from './adapters.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RawFrames } from './raw-frames.ts';
@@ -80,7 +80,7 @@ export class CallHandler {
       outcomeLabel('ok');
       return { status: 'UnknownVendorId' };
     }
-    const adapter = adaptersOf(protocol)[method];
+    const adapter = adapterFor(protocol, method);
     if (!adapter) {
       outcomeLabel('not_implemented');
       throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${cap(method, 100)} is not handled by this gateway`);
@@ -123,7 +123,7 @@ export class CallHandler {
     sock.seenWrittenAt = now;
     try {
       if (!(await markSeen(this.deps, chargerId, sock.connectionId))) {
-        void sock.client.close({ code: 1000, reason: 'Replaced by a newer connection' });
+        sock.client.close({ code: 1000, reason: 'Replaced by a newer connection' }).catch(() => {});
       }
     } catch (err) {
       sock.seenWrittenAt = 0;

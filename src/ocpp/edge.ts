@@ -12,17 +12,37 @@ const LOGGED_IDENTITY_CHARS = 100;
 
 export type EdgeVerdict =
   | { ok: true; identity: string; /** canonical request URL ocpp-rpc can decode safely */ url: string }
-  | { ok: false; status: 400 | 404; reason: 'bad_upgrade' | 'not_found' | 'bad_encoding' | 'bad_identity'; identity?: string };
+  | { ok: false; status: 400 | 404; reason: 'bad_upgrade' | 'not_found' | 'bad_encoding' | 'bad_identity' | 'bad_subprotocol'; identity?: string };
 
 /** The identity as it may appear in a log line: charger-supplied text, so capped. */
 export function loggableIdentity(raw: string): string {
   return raw.length > LOGGED_IDENTITY_CHARS ? raw.slice(0, LOGGED_IDENTITY_CHARS) + '…' : raw;
 }
 
+/** RFC 7230 token characters: a subprotocol name is a token */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * RFC 6455 4.1: Sec-WebSocket-Protocol is a comma-separated list of tokens, each listed once. Anything else
+ * (an empty element, a non-token byte, a name twice) is the client's error; left to the WebSocket library it
+ * ends in a 500.
+ */
+export function validSubprotocols(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  const seen = new Set<string>();
+  for (const part of header.split(',')) {
+    const name = part.replace(/^[ \t]+|[ \t]+$/g, '');
+    if (!TOKEN.test(name) || seen.has(name)) return false;
+    seen.add(name);
+  }
+  return true;
+}
+
 /** C4.2/C4.10: `/ocpp/<identity>` (one trailing slash tolerated, query ignored), valid encoding, allowed characters. */
 export function checkUpgrade(req: IncomingMessage): EdgeVerdict {
   const upgrade = req.headers.upgrade;
   if (typeof upgrade !== 'string' || upgrade.toLowerCase() !== 'websocket') return { ok: false, status: 400, reason: 'bad_upgrade' };
+  if (!validSubprotocols(req.headers['sec-websocket-protocol'])) return { ok: false, status: 400, reason: 'bad_subprotocol' };
   const raw = req.url ?? '';
   const q = raw.indexOf('?');
   let path = q >= 0 ? raw.slice(0, q) : raw;

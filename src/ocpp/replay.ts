@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { withTransientRetry } from '../db/transient.ts';
 import { DomainError } from '../domain/errors.ts';
 import { findQuarantined, quarantineParts, quarantineView, recordReplay } from '../domain/charging/quarantine.ts';
-import { adaptersOf } from './adapters.ts';
+import { adapterFor } from './adapters.ts';
 import { applyMessage } from './ingest.ts';
 import { Reader } from './tolerant.ts';
 
@@ -27,7 +27,7 @@ export async function replayQuarantined(deps: Deps, chargerId: string, id: strin
   if (row.kind !== 'message') throw new DomainError('quarantine_not_replayable', 'A part set aside from an applied message is kept for review only');
   if (row.replay_result === 'applied') return quarantineView(row);
   const { method, params } = callOf(row.raw, row.payload);
-  const adapter = adaptersOf(row.protocol)[method ?? row.action];
+  const adapter = adapterFor(row.protocol, method ?? row.action);
   if (!adapter) throw new DomainError('quarantine_not_replayable', `${row.action} is not handled by this gateway`);
   const ack = (row.ack ?? null) as { transactionId?: unknown } | null;
   const transactionId = typeof ack?.transactionId === 'number' ? String(ack.transactionId) : undefined;

@@ -71,6 +71,18 @@ describe('the upgrade is checked before ocpp-rpc (C4.10)', () => {
     }
   });
 
+  it('a malformed Sec-WebSocket-Protocol list gets 400, not a 500 from the WebSocket library', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const auth = basic(ch.identity, ch.password);
+    for (const proto of ['ocpp1.6, ocpp1.6', ', ,', '', 'ocpp1.6,,ocpp2.0.1', '\u00ff', 'ocpp 1.6']) {
+      const res = await rawUpgrade(svc.url, `/ocpp/${ch.identity}`, { 'Sec-WebSocket-Protocol': proto, authorization: auth });
+      expect({ proto, status: res.status }).toEqual({ proto, status: 400 });
+      expect(log.lines.at(-1)).toMatchObject({ event: 'ocpp.refuse', status: 400, reason: 'bad_subprotocol' });
+    }
+    // a well-formed list with an unknown name beside a known one is still accepted
+    expect((await rawUpgrade(svc.url, `/ocpp/${ch.identity}`, { 'Sec-WebSocket-Protocol': 'foo, ocpp1.6', authorization: auth })).status).toBe(101);
+  });
+
   it('an Upgrade that is not websocket gets 400', async () => {
     const ch = await anOcppCharger(svc, user);
     const res = await rawUpgrade(svc.url, `/ocpp/${ch.identity}`, { Upgrade: 'h2c', authorization: basic(ch.identity, ch.password) });

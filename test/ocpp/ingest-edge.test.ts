@@ -146,3 +146,31 @@ describe('NUL in stored strings (C4.10, C4.11)', () => {
     });
   });
 });
+
+describe('hostile shapes found by the fuzz test', () => {
+  it('an action named like an Object.prototype member is not handled: NotSupported / NotImplemented, nothing logged as a failure', async () => {
+    for (const protocol of ['ocpp1.6', 'ocpp2.0.1'] as const) {
+      await withCharger(protocol, async (cli) => {
+        for (const [i, action] of ['constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf'].entries()) {
+          const ans = await rawCall(cli, `p${i}`, JSON.stringify([2, `p${i}`, action, {}]));
+          expect(ans.slice(0, 3)).toEqual([4, `p${i}`, protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented']);
+        }
+        expect(await cli.call('Heartbeat', {})).toHaveProperty('currentTime');
+      });
+    }
+    expect(logLines.filter((l) => l.msg === 'ocpp: message handling failed')).toEqual([]);
+  });
+
+  it('a transaction message nested 10,000 deep is acknowledged and quarantined with its raw text (no stack overflow)', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const frame = `[2,"deep-1","MeterValues",{"connectorId":1,"meterValue":${deep}}]`;
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      expect(await rawCall(cli, 'deep-1', frame)).toEqual([3, 'deep-1', {}]);
+    });
+    const q = await quarantineOf(ch);
+    expect(q).toHaveLength(1);
+    expect(q[0]!.raw).toBe(frame);
+    const row = await svc.deps.db.selectFrom('ocpp_quarantine').select('payload').where('id', '=', q[0]!.id).executeTakeFirstOrThrow();
+    expect(row.payload).toBeNull();
+  });
+});
