@@ -109,3 +109,18 @@ describe('meter-reading replay key with the connector (C4.5)', () => {
     expect((await sessionsOf(chargerId)).map((s) => s.energy_wh)).toEqual(['400', '400']);
   });
 });
+
+describe('readings of a named session', () => {
+  it('1.6: MeterValues naming a transaction are stored under the session\'s connector, whatever connectorId the message carried', async () => {
+    const chargerId = await withCharger('ocpp1.6', async (cli) => {
+      const r = (await cli.call('StartTransaction', { connectorId: 2, idTag: 'TAG', meterStart: 1000, timestamp: at(0) })) as { transactionId: number };
+      await cli.call('MeterValues', { connectorId: 1, transactionId: r.transactionId, meterValue: [energyValue('ocpp1.6', at(1), 1200)] });
+    });
+    const rows = await readingsOf(chargerId);
+    expect(rows.map((r) => [r.connector_id, r.wh])).toEqual([
+      [2, '1000'],
+      [2, '1200'],
+    ]);
+    expect(new Set(rows.map((r) => r.session_id)).size).toBe(1);
+  });
+});

@@ -206,7 +206,8 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
       else groups.set(key, { session, readings: [r] });
     }
     for (const [id, g] of groups) {
-      await storeReadings(trx, chargerId, ev.connectorId, id === '' ? null : id, g.readings);
+      // a reading of a session is stored under the session's connector, whatever connectorId the message carried
+      await storeReadings(trx, chargerId, g.session?.connector_id ?? ev.connectorId, id === '' ? null : id, g.readings);
     }
     // the rows were read in this transaction and only their status may have changed since (reopenIfStillRunning)
     for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session);
