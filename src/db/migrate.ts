@@ -32,12 +32,16 @@ export function listMigrationFiles(dir = MIGRATIONS_DIR): string[] {
 }
 
 export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider: new SqlFileProvider(dir),
-    allowUnorderedMigrations: true,
+  // On one connection without the pool's statement_timeout: a schema change on a large table, or waiting for
+  // another process's migration lock, may take longer than the limit that guards the service's own queries.
+  const { error, results } = await db.connection().execute(async (conn) => {
+    await sql`set statement_timeout = 0`.execute(conn);
+    try {
+      return await new Migrator({ db: conn, provider: new SqlFileProvider(dir), allowUnorderedMigrations: true }).migrateToLatest();
+    } finally {
+      await sql`reset statement_timeout`.execute(conn);
+    }
   });
-  const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

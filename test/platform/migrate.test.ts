@@ -1,5 +1,6 @@
 // Migrations: applied once, in order, by concurrent starters (the Migrator's advisory lock on PostgreSQL).
 import crypto from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/database.ts';
@@ -32,6 +33,26 @@ describe('migrations', () => {
       } finally {
         await h1.close();
         await h2.close();
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      }
+    });
+
+    it("migrations are not cut by the service's statement_timeout (a schema change on a large table takes time)", async () => {
+      const base = process.env.DATABASE_URL!;
+      const name = `ere_mig_${crypto.randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      // 1 ms: far shorter than creating the schema takes, so every migration would be cancelled under it
+      const h = await createDb({ DATABASE_URL: withDatabase(base, name), DB_STATEMENT_TIMEOUT_MS: 1 });
+      try {
+        expect(await migrate(h.db)).toHaveLength(listMigrationFiles().length);
+        // the service's own queries still carry the timeout
+        const r = await sql<{ statement_timeout: string }>`show statement_timeout`.execute(h.db);
+        expect(r.rows[0]!.statement_timeout).toBe('1ms');
+      } finally {
+        await h.close();
         await admin.query(`drop database if exists ${name} with (force)`);
         await admin.end();
       }
