@@ -78,6 +78,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   sale_exceeded: 409,
   insufficient_registered_ere: 409,
   nothing_payable: 409,
+  // OCPP quarantine (admin API): a set-aside part, or an action this gateway does not handle, cannot be replayed
+  quarantine_not_replayable: 409,
 };
 
 export function statusForCode(code: string): number {

@@ -85,6 +85,23 @@ describe('quarantine replay (C4.11)', () => {
     expect(sessions[0]).toMatchObject({ transaction_id: String(n), status: 'completed', meter_start_wh: '1000', meter_stop_wh: '4000', energy_wh: '3000' });
   });
 
+  it('answers 409 quarantine_not_replayable for a part set aside from an applied message', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      const { transactionId } = (await c.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: at(0) })) as { transactionId: number };
+      await c.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(1), 100), { timestamp: at(2), sampledValue: [{ value: 'abc' }] }] });
+    } finally {
+      await c.close();
+    }
+    const [part] = await list(ch);
+    expect(part).toMatchObject({ kind: 'part', action: 'MeterValues' });
+    const res = await replay(ch, part!.id as string);
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ error: 'quarantine_not_replayable', detail: expect.any(String) });
+    expect((await list(ch))[0]).toMatchObject({ replayed_at: null });
+  });
+
   it('answers 404 for an unknown row or charger', async () => {
     const ch = await anOcppCharger(svc, user);
     expect((await replay(ch, '999999999')).statusCode).toBe(404);
