@@ -103,10 +103,17 @@ async function runCrash(env: Record<string, string>, openDb: () => Promise<DbHan
     // stream until the kill: each charger sends its next message as soon as the previous one was answered
     let total = 0;
     let killing: Promise<unknown> | undefined;
-    const streams = sims.map(async (sim) => {
-      const cli = client(first.url, sim);
-      await cli.connect();
-      await cli.call('BootNotification', bootPayload(sim.protocol));
+    // every charger is connected and booted before any streams: the kill must find them all mid-stream
+    const clients = await Promise.all(
+      sims.map(async (sim) => {
+        const cli = client(first.url, sim);
+        await cli.connect();
+        await cli.call('BootNotification', bootPayload(sim.protocol));
+        return cli;
+      }),
+    );
+    const streams = sims.map(async (sim, i) => {
+      const cli = clients[i]!;
       for (let k = 0; ; k++) {
         const r = readingAt(k);
         sim.inflight = r;
