@@ -169,7 +169,9 @@ export async function aggregateMonthlyEnergy(deps: Deps, opts: AggregateOptions 
     // Database time of this transaction's start: rows committed later carry a later now() unless their
     // transaction started earlier, which the safety margin covers.
     const margin = opts.safetyMarginSeconds ?? WATERMARK_SAFETY_MARGIN_SECONDS;
-    const nextSince = (await sql<{ at: Date }>`select now() - make_interval(secs => ${margin}) as at`.execute(trx)).rows[0]!.at;
+    // Kept in SQL at PostgreSQL's microsecond precision: a JavaScript Date would cut it to the millisecond, and a
+    // row written in the cut-off fraction would be taken as changed again by the next run.
+    const nextSince = sql<Date>`now() - make_interval(secs => ${margin})`;
     const watermark = await trx.selectFrom('energy_aggregate_watermark').selectAll().where('id', '=', 1).executeTakeFirst();
     const full = opts.full === true || !watermark;
     summary.mode = full ? 'full' : 'incremental';
@@ -234,7 +236,7 @@ export async function aggregateMonthlyEnergy(deps: Deps, opts: AggregateOptions 
       }
       // Sessions whose inputs changed since the watermark: the session row (start, new readings and anomaly
       // flags via the gateway's recompute) or a reading received since (offline batches).
-      const since = watermark!.since;
+      const since = sql<Date>`(select since from energy_aggregate_watermark where id = 1)`;
       const touched = await trx
         .selectFrom('charging_sessions')
         .select(['id', 'charger_id', 'started_at'])
