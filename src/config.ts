@@ -145,6 +145,19 @@ export const configSchema = z.object({
   OCPP_HANDSHAKE_TIMEOUT_SECONDS: int(10, 1),
   // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)
   INSTANCE_LEASE_SECONDS: int(30, 3),
+  // Fleet-scale ingest: transaction messages of all sockets are written in batches (group commit), flushed when
+  // INGEST_BATCH_MAX messages are waiting or INGEST_FLUSH_MS after the first one arrived
+  INGEST_BATCH_MAX: int(256, 1),
+  INGEST_FLUSH_MS: int(5, 0),
+  // processes sharing the listening port (node:cluster): a number, or `auto` = one per core; PostgreSQL only
+  WORKERS: z
+    .string()
+    .trim()
+    .regex(/^(auto|[1-9]\d{0,2})$/, 'must be a number of processes (1-999) or auto')
+    .default('1'),
+  // meter_readings is partitioned by month; the `partitions` job keeps this many months ahead created
+  PARTITION_AHEAD_MONTHS: int(3, 1),
+  PARTITION_CRON: cron('15 1 * * *'),
 
   // C4.7, C5: energy and ERE
   ENERGY_AGGREGATE_CRON: cron('*/15 * * * *'),
