@@ -85,3 +85,33 @@ export function hourAgoTimeline(): { T0: number; at: (min: number) => string } {
   const T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
   return { T0, at: (min) => isoSeconds(T0 + min * 60_000) };
 }
+
+/** A new charger of `user`, connected and booted for `fn`, closed afterwards (also when `fn` throws). */
+export async function withConnectedCharger(
+  svc: TestService,
+  user: { userId: string },
+  protocol: OcppProtocol,
+  fn: (cli: RPCClient, ch: TestCharger) => Promise<void>,
+): Promise<TestCharger> {
+  const ch = await anOcppCharger(svc, user);
+  const cli = await connectCharger(svc, ch, protocol);
+  try {
+    await fn(cli, ch);
+  } finally {
+    await cli.close();
+  }
+  return ch;
+}
+
+/** Retries `check` every 20 ms until it passes or `ms` have passed (then its last error is thrown). */
+export async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, bootPayload, connectCharger, ocppClient, ocppUrl } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, bootPayload, connectCharger, ocppClient, ocppUrl, eventually } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -26,17 +26,6 @@ function nextMessage(ws: WebSocket): Promise<unknown> {
   return new Promise((resolve) => ws.once('message', (d) => resolve(JSON.parse(d.toString()))));
 }
 
-async function eventually(check: () => Promise<void>, ms = 3000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 function closed(c: { once(ev: 'close', fn: (e: unknown) => void): unknown }): Promise<unknown> {
   return new Promise((resolve) => c.once('close', resolve));

@@ -7,22 +7,11 @@ import WebSocket from 'ws';
 import { createLogger } from '../../src/logger.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, ocppClient } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, ocppClient, eventually } from '../helpers/ocpp-factories.ts';
 import { logSink, rawUpgrade } from '../helpers/raw-upgrade.ts';
 
 const basic = (identity: string, password: string) => 'Basic ' + Buffer.from(`${identity}:${password}`).toString('base64');
 
-async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 /** Holds an ACCESS EXCLUSIVE lock on a table (a stalled database, as the service sees it) until released. */
 async function lockTable(svc: TestService, table: string): Promise<() => Promise<void>> {

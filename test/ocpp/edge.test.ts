@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, ocppClient } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, ocppClient, eventually } from '../helpers/ocpp-factories.ts';
 import { logSink, rawUpgrade } from '../helpers/raw-upgrade.ts';
 
 const log = logSink();
@@ -21,17 +21,6 @@ afterAll(() => svc.close());
 const basic = (identity: string, password: string) => 'Basic ' + Buffer.from(`${identity}:${password}`).toString('base64');
 const events = (event: string) => log.lines.filter((l) => l.event === event);
 
-async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 describe('the upgrade is checked before ocpp-rpc (C4.10)', () => {
   it('a malformed percent-encoding gets 400; the service and a connected charger carry on', async () => {

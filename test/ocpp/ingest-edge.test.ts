@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, hourAgoTimeline, type OcppProtocol, type TestCharger } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, hourAgoTimeline, type OcppProtocol, type TestCharger, withConnectedCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -27,16 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function withCharger(protocol: OcppProtocol, fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) {
-  const ch = await anOcppCharger(svc, user);
-  const cli = await connectCharger(svc, ch, protocol);
-  try {
-    await fn(cli, ch);
-  } finally {
-    await cli.close();
-  }
-  return ch;
-}
+const withCharger = (protocol: OcppProtocol, fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) => withConnectedCharger(svc, user, protocol, fn);
 
 /** Sends a frame exactly as written and resolves with the answer frame (CALLRESULT or CALLERROR). */
 function rawCall(cli: RPCClient, id: string, frame: string): Promise<unknown[]> {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, type OcppProtocol, type TestCharger } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, type OcppProtocol, type TestCharger, withConnectedCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -18,16 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function withCharger(protocol: OcppProtocol, fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) {
-  const ch = await anOcppCharger(svc, user);
-  const cli = await connectCharger(svc, ch, protocol);
-  try {
-    await fn(cli, ch);
-  } finally {
-    await cli.close();
-  }
-  return ch;
-}
+const withCharger = (protocol: OcppProtocol, fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) => withConnectedCharger(svc, user, protocol, fn);
 
 const readingsOf = (chargerId: string) =>
   svc.deps.db.selectFrom('meter_readings').select(['wh', 'context', 'signed_data', 'session_id']).where('charger_id', '=', chargerId).orderBy('measured_at').orderBy('id').execute();

@@ -6,7 +6,7 @@ import type { RPCClient } from 'ocpp-rpc';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, type OcppProtocol } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, type OcppProtocol, withConnectedCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -19,16 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function withCharger(protocol: OcppProtocol, fn: (cli: RPCClient) => Promise<void>): Promise<string> {
-  const ch = await anOcppCharger(svc, user);
-  const cli = await connectCharger(svc, ch, protocol);
-  try {
-    await fn(cli);
-  } finally {
-    await cli.close();
-  }
-  return ch.chargerId;
-}
+const withCharger = async (protocol: OcppProtocol, fn: (cli: RPCClient) => Promise<void>): Promise<string> =>
+  (await withConnectedCharger(svc, user, protocol, fn)).chargerId;
 
 const readingsOf = (chargerId: string) =>
   svc.deps.db

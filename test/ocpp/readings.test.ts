@@ -4,7 +4,7 @@ import type { RPCClient } from 'ocpp-rpc';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds, type TestCharger } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds, type TestCharger, type OcppProtocol, withConnectedCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
@@ -18,16 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function withCharger(protocol: 'ocpp1.6' | 'ocpp2.0.1', fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) {
-  const ch = await anOcppCharger(svc, user);
-  const cli = await connectCharger(svc, ch, protocol);
-  try {
-    await fn(cli, ch);
-  } finally {
-    await cli.close();
-  }
-  return ch;
-}
+const withCharger = (protocol: OcppProtocol, fn: (cli: RPCClient, ch: TestCharger) => Promise<void>) => withConnectedCharger(svc, user, protocol, fn);
 
 const readingsOf = (chargerId: string) =>
   svc.deps.db
