@@ -27,6 +27,8 @@ const { values: a } = parseArgs({
     targets: { type: 'string', default: 'gateway,bare' },
     'timeout-s': { type: 'string', default: '900' },
     json: { type: 'boolean', default: false },
+    // writes a V8 CPU profile of each server child (node --cpu-prof) into this directory
+    profile: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -80,7 +82,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
   say(`\n== ${target}: starting the server and registering ${count} chargers …`);
   const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
   });
