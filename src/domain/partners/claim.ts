@@ -6,9 +6,9 @@
 // finds it claimed (410), never a second user or account, and a crash half-way leaves the draft open.
 import type { Deps } from '../../deps.ts';
 import type { PartnerDraftsTable } from '../../db/tables/partner.ts';
-import type { Selectable, Transaction } from 'kysely';
-import type { Database } from '../../db/tables.ts';
+import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { joinTransaction } from '../../db/join-transaction.ts';
 import { createConceptAccount } from '../accounts/index.ts';
 import { issueMandateLink, type Locale } from '../mandates/index.ts';
 import { createUser } from '../credentials/tokens.ts';
@@ -172,20 +172,4 @@ async function claimInTransaction(
     .where('id', '=', d.id)
     .execute();
   return { userId, accountId, connectionId };
-}
-
-/**
- * The claim's transaction as a Db whose transaction() joins it instead of opening a new one: the areas the
- * claim calls (createConceptAccount) open their own transaction, which must be part of the claim's.
- */
-function joinTransaction(trx: Transaction<Database>): Db {
-  const joined: Db = new Proxy(trx, {
-    get(target, prop) {
-      if (prop === 'transaction') return () => ({ execute: <T>(fn: (t: Db) => Promise<T>) => fn(joined) });
-      const v: unknown = Reflect.get(target, prop, target);
-      // Kysely keeps its state in private fields: methods run on the transaction itself, not on the proxy
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-  return joined;
 }
