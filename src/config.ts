@@ -146,8 +146,9 @@ export const configSchema = z.object({
   // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)
   INSTANCE_LEASE_SECONDS: int(30, 3),
   // Fleet-scale ingest: transaction messages of all sockets are written in batches (group commit), flushed when
-  // INGEST_BATCH_MAX messages are waiting or INGEST_FLUSH_MS after the first one arrived
-  INGEST_BATCH_MAX: int(256, 1),
+  // INGEST_BATCH_MAX messages are waiting or INGEST_FLUSH_MS after the first one arrived; 0 = no batching (each
+  // message in its own transaction)
+  INGEST_BATCH_MAX: int(256, 0),
   INGEST_FLUSH_MS: int(5, 0),
   // processes sharing the listening port (node:cluster): a number, or `auto` = one per core; PostgreSQL only
   WORKERS: z

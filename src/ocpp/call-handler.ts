@@ -11,6 +11,7 @@ import type { AsidePart } from '../domain/charging/events.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
+import { IngestPipeline } from './ingest-pipeline.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RawFrames } from './raw-frames.ts';
@@ -35,14 +36,33 @@ const cap = (s: string, max = 2048) => (s.length > max ? s.slice(0, max) + '…'
 const isRpcError = (err: unknown) => err instanceof Error && typeof (err as { rpcErrorCode?: unknown }).rpcErrorCode === 'string';
 const identityOf = (sock: CallSocket) => cap(String(sock.client.identity ?? ''), 100);
 const GENERIC = 'The message could not be processed; retry later';
+/** ingest batches in flight at once: each holds a pooled connection, the rest of the pool serves HTTP and jobs */
+const INGEST_BATCHES_IN_FLIGHT = 3;
 
 export class CallHandler {
   private readonly raw = new RawFrames();
 
+  /** group commit of transaction messages (ingest-pipeline.ts); undefined when INGEST_BATCH_MAX is 0 */
+  readonly pipeline: IngestPipeline | undefined;
+
   constructor(
     private readonly deps: Deps,
     private readonly metrics: OcppMetrics,
-  ) {}
+  ) {
+    this.pipeline =
+      deps.config.INGEST_BATCH_MAX > 0
+        ? new IngestPipeline(deps, {
+            maxBatch: deps.config.INGEST_BATCH_MAX,
+            flushMs: deps.config.INGEST_FLUSH_MS,
+            maxInFlight: INGEST_BATCHES_IN_FLIGHT,
+            onBatch: (b) => {
+              metrics.ingestBatch.observe({ outcome: b.outcome }, b.size);
+              if (b.setBased) metrics.ingestMessages.inc({ path: 'set_based' }, b.setBased);
+              if (b.size - b.setBased) metrics.ingestMessages.inc({ path: b.outcome === 'fallback' ? 'fallback' : 'handler' }, b.size - b.setBased);
+            },
+          })
+        : undefined;
+  }
 
   /** Starts keeping the raw text of a socket's inbound calls until they are answered (for the quarantine). */
   watch(client: RpcClient): void {
@@ -88,7 +108,7 @@ export class CallHandler {
     const reader = new Reader();
     let res;
     try {
-      res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader);
+      res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader, { pipeline: this.pipeline });
     } catch (err) {
       if (!(err instanceof DatabaseUnavailable)) throw err;
       if (adapter.neverError) return this.tolerate(chargerId, adapter, 'database unavailable', outcomeLabel);

@@ -8,6 +8,7 @@ import { type EventContext, handleChargerEvent, UnplaceableMessage } from '../do
 import { isDomainError } from '../domain/errors.ts';
 import { dbErrorReason, isDataDbError, isTransientDbError, withTransientRetry } from '../db/transient.ts';
 import type { ActionAdapter } from './adapter.ts';
+import type { IngestPipeline } from './ingest-pipeline.ts';
 import { type Reader, Unusable } from './tolerant.ts';
 
 /** The database stayed unreachable through the retries. */
@@ -25,6 +26,8 @@ export type Applied =
 export interface ApplyOptions {
   /** a replayed 1.6 StartTransaction: the transactionId the charger was given when it was quarantined */
   transactionId?: string | undefined;
+  /** group commit: a transaction message is written in the process's next batch (live sockets) */
+  pipeline?: IngestPipeline | undefined;
 }
 
 export async function applyMessage(
@@ -48,7 +51,8 @@ export async function applyMessage(
   const event = ev;
   try {
     // C4.11: the whole transaction is repeated on a transient error (handlers are idempotent by content)
-    const outcome = await withTransientRetry(() => handleChargerEvent(deps, ctx, event), {
+    const pipeline = adapter.transactional ? opts.pipeline : undefined;
+    const outcome = await withTransientRetry(() => (pipeline ? pipeline.submit(ctx, event) : handleChargerEvent(deps, ctx, event)), {
       onRetry: (err, attempt) => deps.logger.warn({ chargerId: ctx.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying'),
     });
     return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };

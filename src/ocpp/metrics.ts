@@ -7,6 +7,10 @@ export interface OcppMetrics {
   quirks: Counter<'kind'>;
   quarantined: Counter<'action'>;
   callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
+  /** messages per ingest batch (group commit), by outcome: committed, or undone and run one by one */
+  ingestBatch: Histogram<'outcome'>;
+  /** transaction messages by how a batch wrote them: set_based, handler (one-message handler in the batch), fallback */
+  ingestMessages: Counter<'path'>;
 }
 
 export function createOcppMetrics(registry: Registry): OcppMetrics {
@@ -18,6 +22,8 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       quirks: registry.getSingleMetric('ocpp_quirks_total') as Counter<'kind'>,
       quarantined: registry.getSingleMetric('ocpp_quarantined_messages_total') as Counter<'action'>,
       callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
+      ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
+      ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
     };
   }
   return {
@@ -30,6 +36,19 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       help: 'Duration of calls the gateway sends to chargers, by protocol, action and outcome',
       labelNames: ['protocol', 'action', 'outcome'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    ingestBatch: new Histogram({
+      name: 'ocpp_ingest_batch_messages',
+      help: 'Transaction messages per ingest batch (group commit), by outcome: committed, or fallback (undone and run one by one)',
+      labelNames: ['outcome'],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [registry],
+    }),
+    ingestMessages: new Counter({
+      name: 'ocpp_ingest_messages_total',
+      help: 'Transaction messages written by the ingest pipeline, by path: set_based, handler (in the batch), fallback (undone batch, one by one)',
+      labelNames: ['path'],
       registers: [registry],
     }),
   };

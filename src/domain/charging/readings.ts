@@ -91,6 +91,20 @@ interface RegisterRow {
 }
 
 /**
+ * The forward-step rule for one register reading after the previous one: a backward step is flagged and counts 0,
+ * a step above what the charger's power allows is flagged and held out, any other step counts.
+ */
+export function stepOf(prev: { wh: bigint; at: number }, cur: { wh: bigint; at: number }, maxW: number): { anomaly: string | null; counted: bigint } {
+  const step = cur.wh - prev.wh;
+  const ms = BigInt(Math.max(0, cur.at - prev.at));
+  // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
+  const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
+  if (step < 0n) return { anomaly: ANOMALY.backwards, counted: 0n };
+  if (step > allowed) return { anomaly: ANOMALY.implausible, counted: 0n };
+  return { anomaly: null, counted: step };
+}
+
+/**
  * The one rule of C4.5 over register readings in time order, continuing from `prev` (the last reading already
  * counted) with `energy` so far: a forward plausible step counts, a backward step is flagged and counts 0, an
  * implausible step is flagged and held out. Rows whose anomaly changes are rewritten.
@@ -107,13 +121,9 @@ async function foldReadings(
     const at = r.measured_at.getTime();
     let anomaly: string | null = null;
     if (prev) {
-      const step = wh - prev.wh;
-      const ms = BigInt(Math.max(0, at - prev.at));
-      // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
-      const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
-      if (step < 0n) anomaly = ANOMALY.backwards;
-      else if (step > allowed) anomaly = ANOMALY.implausible;
-      else energy += step;
+      const step = stepOf(prev, { wh, at }, maxW);
+      anomaly = step.anomaly;
+      energy += step.counted;
     }
     if ((r.anomaly ?? null) !== anomaly) {
       await trx.updateTable('meter_readings').set({ anomaly }).where('id', '=', r.id).execute();
