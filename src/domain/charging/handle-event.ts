@@ -19,7 +19,7 @@ import {
   nextTransactionId,
   registerReading,
   reopenIfStillRunning,
-  sessionAt,
+  sessionsAt,
   sessionForStop,
   type SessionRow,
 } from './sessions.ts';
@@ -197,9 +197,11 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
     // the readings grouped by the session they belong to ('' = none), each group stored in one statement
     const groups = new Map<string, { session: SessionRow | undefined; readings: EnergyReading[] }>();
-    for (const r of ev.readings) {
-      // C4.6: a missing/zero/unknown transactionId is attached by connector and time; connector 0 stays station-level
-      const session = named ?? (ev.connectorId > 0 ? await sessionAt(trx, chargerId, ev.connectorId, r.measuredAt) : undefined);
+    // C4.6: a missing/zero/unknown transactionId is attached by connector and time (one lookup for all the
+    // readings); connector 0 stays station-level
+    const placed = named || ev.connectorId <= 0 ? [] : await sessionsAt(trx, chargerId, ev.connectorId, ev.readings.map((r) => r.measuredAt));
+    for (const [i, r] of ev.readings.entries()) {
+      const session = named ?? placed[i];
       const key = session?.id ?? '';
       const group = groups.get(key);
       if (group) group.readings.push(r);

@@ -84,17 +84,26 @@ export async function insertSession(
     .executeTakeFirstOrThrow();
 }
 
-/** The session a reading at `at` on `connectorId` belongs to: started before it and not ended before it. */
-export async function sessionAt(trx: Db, chargerId: string, connectorId: number, at: Date): Promise<SessionRow | undefined> {
-  return trx
+/**
+ * The session each reading time on `connectorId` belongs to, with one query: the latest session started at or
+ * before it and not ended before it. The candidates are every session that overlaps the readings' span, so none
+ * that could own a reading is missed.
+ */
+export async function sessionsAt(trx: Db, chargerId: string, connectorId: number, times: Date[]): Promise<Array<SessionRow | undefined>> {
+  if (times.length === 0) return [];
+  const ms = times.map((t) => t.getTime());
+  const first = new Date(Math.min(...ms));
+  const last = new Date(Math.max(...ms));
+  const candidates = await trx
     .selectFrom('charging_sessions')
     .selectAll()
     .where('charger_id', '=', chargerId)
     .where('connector_id', '=', connectorId)
-    .where('started_at', '<=', at)
-    .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>=', at)]))
+    .where('started_at', '<=', last)
+    .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>=', first)]))
     .orderBy('started_at', 'desc')
-    .executeTakeFirst();
+    .execute();
+  return times.map((at) => candidates.find((s) => s.started_at <= at && (s.ended_at === null || s.ended_at >= at)));
 }
 
 /**
