@@ -48,6 +48,10 @@ const say = (line: string) => {
 interface TargetResult {
   target: string;
   db: string;
+  /** server CPU (user + system) per MeterValues acknowledged in the workload window, µs */
+  cpu_us_per_call: number | null;
+  /** periodic readings acknowledged to the driver and stored by the gateway (null for the bare server) */
+  readings: { acked: number; stored: number | null; lost: number | null; wh_match: boolean | null };
   rss_before_mb: number;
   rss_connected_mb: number;
   rss_per_connection_kb: number | null;
@@ -70,6 +74,18 @@ function waitMessage<T>(child: ChildProcess, type: string, timeoutMs: number): P
       reject(new Error(`child exited (${code}) before ${type}`));
     });
   });
+}
+
+async function cpuOf(server: ChildProcess): Promise<number> {
+  const p = waitMessage<{ us: number }>(server, 'cpu', 30_000);
+  server.send({ cmd: 'cpu' });
+  return (await p).us;
+}
+
+async function storedOf(server: ChildProcess): Promise<{ count: number; wh_sum: string } | null> {
+  const p = waitMessage<{ stored: { count: number; wh_sum: string } | null }>(server, 'stored', 120_000);
+  server.send({ cmd: 'stored' });
+  return (await p).stored;
 }
 
 async function rssOf(server: ChildProcess): Promise<number> {
@@ -107,10 +123,18 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
     );
     let rssConnected = rssBefore;
+    let cpuStart: number | undefined;
+    let cpuEnd: number | undefined;
+    let mvInWorkload = 0;
     let connected = 0;
     const phases: Promise<void>[] = [];
     load.on('message', (m: any) => {
       if (m?.type === 'progress' && tty) process.stderr.write('\r   ' + formatProgress(m.progress as ProgressLine) + '\x1b[K');
+      if (m?.type === 'phase' && m.phase === 'workload-start') phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
+      if (m?.type === 'phase' && m.phase === 'workload-done') {
+        mvInWorkload = Number(m.data?.meter_values_acked ?? 0);
+        phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+      }
       if (m?.type === 'phase' && m.phase === 'connected') {
         connected = Number(m.data?.connected ?? 0);
         phases.push(rssOf(server).then((r) => void (rssConnected = r)));
@@ -122,9 +146,18 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     });
     await Promise.all(phases);
     await new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())));
+    const kept = target === 'gateway' ? await storedOf(server) : null;
+    const acked = summary.periodic_acked?.count ?? 0;
     return {
       target,
       db: ready.db,
+      cpu_us_per_call: cpuStart !== undefined && cpuEnd !== undefined && mvInWorkload > 0 ? Math.round((cpuEnd - cpuStart) / mvInWorkload) : null,
+      readings: {
+        acked,
+        stored: kept?.count ?? null,
+        lost: kept ? Math.max(0, acked - kept.count) : null,
+        wh_match: kept ? kept.wh_sum === summary.periodic_acked?.wh_sum : null,
+      },
       rss_before_mb: Math.round(rssBefore / 1048576),
       rss_connected_mb: Math.round(rssConnected / 1048576),
       rss_per_connection_kb: connected > 0 ? Math.round((rssConnected - rssBefore) / connected / 102.4) / 10 : null,
@@ -154,6 +187,7 @@ function row(r: TargetResult) {
     connections_held: s.connected_peak,
     booted: s.booted,
     meter_values_per_s: s.meter_values_per_second,
+    cpu_us_per_call: r.cpu_us_per_call,
     mv_ack_p50_ms: s.meter_values_ack_latency_ms.p50,
     mv_ack_p99_ms: s.meter_values_ack_latency_ms.p99,
     all_ack_p50_ms: s.messages.ack_latency_ms.p50,
@@ -163,6 +197,9 @@ function row(r: TargetResult) {
     rss_connected_mb: r.rss_connected_mb,
     storm_reconnect_boot_ms: s.storm?.reconnect_boot_ms ?? null,
     storm_rebooted: s.storm ? `${s.storm.rebooted}/${s.storm.dropped}` : null,
+    readings_acked: r.readings.acked,
+    readings_stored: r.readings.stored,
+    readings_lost: r.readings.lost,
   };
 }
 
@@ -186,6 +223,7 @@ async function main(): Promise<void> {
     g && b
       ? {
           meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
+          cpu_us_per_call: ratio(g.cpu_us_per_call, b.cpu_us_per_call),
           mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
           mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),
           all_ack_p50_ms: ratio(g.all_ack_p50_ms, b.all_ack_p50_ms),

@@ -29,6 +29,8 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ere-bench-${kind}-`));
 const csvPath = path.join(tmp, 'chargers.csv');
 
 let stop: () => Promise<void> = async () => {};
+/** gateway only: the periodic register readings it stored (to compare with what the driver saw acknowledged) */
+let stored: () => Promise<{ count: number; wh_sum: string } | null> = async () => null;
 
 async function freshPgDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `ere_bench_${crypto.randomBytes(4).toString('hex')}`;
@@ -82,6 +84,13 @@ async function startGateway(): Promise<{ url: string; db: string }> {
     await service.stop();
     await pgDb?.drop();
   };
+  stored = async () => {
+    const { sql } = await import('kysely');
+    const r = await sql<{ count: string; wh_sum: string | null }>`
+      select count(*)::text as count, sum(wh)::text as wh_sum from meter_readings
+       where context = 'Sample.Periodic' and measurand = 'Energy.Active.Import.Register' and phase = ''`.execute(service.deps.db);
+    return { count: Number(r.rows[0]!.count), wh_sum: r.rows[0]!.wh_sum ?? '0' };
+  };
   return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite' };
 }
 
@@ -104,6 +113,15 @@ async function settledRss(): Promise<number> {
 process.on('message', (m: any) => {
   if (m?.cmd === 'rss') {
     void settledRss().then((rss) => send({ type: 'rss', rss }));
+  } else if (m?.cmd === 'cpu') {
+    // user + system CPU of this process so far, in µs
+    const u = process.cpuUsage();
+    send({ type: 'cpu', us: u.user + u.system });
+  } else if (m?.cmd === 'stored') {
+    void stored().then(
+      (r) => send({ type: 'stored', stored: r }),
+      (err) => send({ type: 'stored', stored: null, error: (err as Error).message }),
+    );
   } else if (m?.cmd === 'stop') {
     stop()
       .catch((err) => process.stderr.write(`server-child: stop failed: ${(err as Error).message}\n`))

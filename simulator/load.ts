@@ -42,7 +42,7 @@ export interface FleetOptions {
   onProgress?: (line: ProgressLine) => void;
   progressMs?: number;
   /** phase callback: 'connected' once the ramp is done (the benchmark samples server memory then) */
-  onPhase?: (phase: 'connected' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
+  onPhase?: (phase: 'connected' | 'workload-start' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
   log?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -75,6 +75,9 @@ export interface FleetSummary {
   /** ack latency of the workload's MeterValues / TransactionEvent only */
   meter_values_ack_latency_ms: { p50: number | null; p99: number | null; samples: number };
   energy_wh: number;
+  /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
+   * and the sum of their Wh (a decimal string), to compare with what it stored */
+  periodic_acked: { count: number; wh_sum: string };
   storm?: {
     dropped: number;
     rebooted: number;
@@ -171,13 +174,15 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
 
     // ── workload ──
     phase = workload;
+    o.onPhase?.('workload-start', {});
     const w0 = performance.now();
     const mvBefore = stats.meterValuesAcked;
     stats.startPhase();
     const durationMs = (o.durationS ?? 10) * 1000;
     let energy = 0;
+    const periodic = { count: 0, wh: 0n };
     if (workload === 'load') {
-      energy = await loadWorkload(live, o, durationMs, stats);
+      energy = await loadWorkload(live, o, durationMs, stats, periodic);
     } else if (workload === 'idle' || workload === 'boot') {
       await sleep(durationMs, o.signal);
     } else if (workload !== 'storm') {
@@ -249,6 +254,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       meter_values_per_second: Math.round((mvAcked / Math.max(0.001, workloadS)) * 10) / 10,
       meter_values_ack_latency_ms: mvLatency,
       energy_wh: energy,
+      periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },
       ...(storm ? { storm } : {}),
       errors: [...stats.lastErrors],
     };
@@ -263,7 +269,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
  * apart, so they are plausible and in the past) sent at the fleet-wide rate, or closed-loop when rate is 0.
  * Returns the energy delivered (Wh).
  */
-async function loadWorkload(cps: ChargePoint[], o: FleetOptions, durationMs: number, stats: Stats): Promise<number> {
+async function loadWorkload(
+  cps: ChargePoint[],
+  o: FleetOptions,
+  durationMs: number,
+  stats: Stats,
+  periodic: { count: number; wh: bigint },
+): Promise<number> {
   const interval = o.meterIntervalS ?? 60;
   const powerW = o.powerW ?? 7400;
   const stepWh = Math.max(1, Math.floor((powerW * interval) / 3600));
@@ -288,6 +300,8 @@ async function loadWorkload(cps: ChargePoint[], o: FleetOptions, durationMs: num
       wh += stepWh;
       try {
         await cp.txMeter(tx, wh, new Date(t), powerW);
+        periodic.count += 1;
+        periodic.wh += BigInt(wh);
       } catch {
         /* counted */
       }
