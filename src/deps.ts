@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
+import type { Bus } from './db/bus.ts';
 import type { Cipher } from './lib/iban-crypto.ts';
 
 export type Clock = () => Date;
@@ -17,6 +18,8 @@ export interface Deps {
   metrics: Registry;
   /** IBAN encryption (C0.6) */
   cipher: Cipher;
+  /** events between processes over PostgreSQL LISTEN/NOTIFY (src/db/bus.ts); absent in a bare test deps */
+  bus?: Bus;
   /** Area services attach here (EAN register, mailer, OCPP live registry, ...), keyed by area. */
   services: Services;
 }

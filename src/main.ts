@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { createBus } from './db/bus.ts';
 import type { Deps } from './deps.ts';
 import { buildApp } from './http/app.ts';
 import type { App, RouteRegistrar } from './http/types.ts';
@@ -62,6 +63,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     clock: opts.clock ?? (() => new Date()),
     metrics: new Registry(),
     cipher: createCipher(resolveEncryptionKey(config)),
+    bus: createBus(handle, logger),
     services: {},
   };
   Object.assign(deps.services, await createServices(deps));
@@ -116,6 +118,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
       await scheduler?.stop();
       await ocpp?.close();
       await closeGracefully(app);
+      await deps.bus?.close();
       await handle.close();
     },
   };

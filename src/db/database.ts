@@ -14,6 +14,10 @@ export type Db = Kysely<Database>;
 export interface DbHandle {
   db: Db;
   kind: 'pg' | 'pglite';
+  /** PostgreSQL: the connection string (the event bus opens its own listening connection) */
+  url?: string;
+  /** PGlite: LISTEN on the embedded database (the event bus) */
+  pglite?: { listen(channel: string, cb: (payload: string) => void): Promise<() => Promise<void>> };
   /** Closes the pool or the embedded database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -57,6 +61,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     return {
       db,
       kind: 'pg',
+      url: opts.DATABASE_URL,
       async close() {
         if (closed) return;
         closed = true;
@@ -80,6 +85,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   return {
     db,
     kind: 'pglite',
+    pglite: { listen: (channel, cb) => pglite.listen(channel, cb) },
     async close() {
       if (closed) return;
       closed = true;

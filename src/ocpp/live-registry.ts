@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import {
+  COMMAND_SENT,
   claimCommand,
   type CommandExecutor,
   pendingCommandIds,
@@ -31,6 +32,7 @@ export class LiveRegistry implements CommandExecutor {
   private readonly held = new Map<string, Held>();
   private poller: NodeJS.Timeout | undefined;
   private polling = false;
+  private readonly unsubscribe: Array<() => void> = [];
   private readonly closing = new Set<Promise<unknown>>();
   private readonly calls: CallHandler;
 
@@ -127,26 +129,43 @@ export class LiveRegistry implements CommandExecutor {
   }
 
   /**
-   * Cross-process work, while this process holds sockets: commands for our chargers written by another process
-   * are picked up every 250 ms; every 2 s, sockets another process has taken over (a newer connection of the
-   * same charger, C4.2) are closed.
+   * Cross-process work, while this process holds sockets: a command for one of our chargers written by another
+   * process arrives as a bus event (LISTEN/NOTIFY) and is executed at once; every 2 s, as a fallback for an event
+   * lost (the listening connection was down), pending commands are read from their table, and sockets another
+   * process has taken over (a newer connection of the same charger, C4.2) are closed.
    */
   private ensurePoller(): void {
     if (this.poller) return;
-    let tick = 0;
+    const bus = this.deps.bus;
+    if (bus) {
+      this.unsubscribe.push(
+        bus.subscribe(COMMAND_SENT, (p) => {
+          if (p.instance !== this.instanceId || typeof p.id !== 'string') return;
+          this.execute(p.id).catch((err) => this.deps.logger.warn({ err }, 'ocpp: command failed'));
+        }),
+        bus.onResync(() => void this.pollCommands()),
+      );
+    }
     this.poller = setInterval(() => {
       if (this.polling || this.held.size === 0) return;
       this.polling = true;
-      const sweep = tick++ % 8 === 0;
-      pendingCommandIds(this.deps, this.instanceId)
-        .then((ids) => Promise.all(ids.map((id) => this.execute(id))))
-        .then(() => (sweep ? this.closeSuperseded() : undefined))
-        .catch((err) => this.deps.logger.warn({ err }, 'ocpp: command poll failed'))
+      this.pollCommands()
+        .then(() => this.closeSuperseded())
+        .catch((err) => this.deps.logger.warn({ err }, 'ocpp: superseded-connection sweep failed'))
         .finally(() => {
           this.polling = false;
         });
-    }, 250);
+    }, 2_000);
     this.poller.unref();
+  }
+
+  private async pollCommands(): Promise<void> {
+    try {
+      const ids = await pendingCommandIds(this.deps, this.instanceId);
+      await Promise.all(ids.map((id) => this.execute(id)));
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'ocpp: command poll failed');
+    }
   }
 
   private async closeSuperseded(): Promise<void> {
@@ -172,6 +191,7 @@ export class LiveRegistry implements CommandExecutor {
   async close(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
+    for (const u of this.unsubscribe.splice(0)) u();
     await Promise.all([...this.held.values()].map((h) => h.queue));
     await Promise.all([...this.closing]);
     await releaseInstance(this.deps, this.instanceId).catch(() => {});

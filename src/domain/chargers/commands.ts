@@ -1,7 +1,8 @@
 // C6.6 remote commands. The request is written to ocpp_commands, addressed to the process that holds the
-// charger's socket (C4.8 live state). That process executes it — at once when it is this process, otherwise
-// its poller picks the row up — and writes the answer back; the requester waits for the row. C4.8: no command
-// waits on a dead holder: a holder whose lease has lapsed means offline, before and while waiting.
+// charger's socket (C4.8 live state). That process executes it — at once when it is this process, otherwise on
+// the bus event (LISTEN/NOTIFY) the requester publishes, with a slow poll as the fallback — and writes the answer
+// back, announcing it on the bus; the requester waits for the row, woken by that event. C4.8: no command waits on
+// a dead holder: a holder whose lease has lapsed means offline, before and while waiting.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { isOnline, liveStateOf } from '../charging/live-state.ts';
@@ -61,18 +62,66 @@ export async function sendCommand(deps: Deps, chargerId: string, action: string,
     .returning('id')
     .executeTakeFirstOrThrow();
   const timeoutMs = deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000;
-  if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
-  const done = await waitForAnswer(deps, row.id, st.instance_id, timeoutMs + 2000);
+  // woken when the outcome is written, by whichever process holds the charger
+  const answered = wakeOn(deps, COMMAND_DONE, (p) => p.id === row.id);
+  try {
+    if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
+    else await deps.bus?.publish(deps.db, COMMAND_SENT, { instance: st.instance_id, id: row.id });
+    const done = await waitForAnswer(deps, row.id, st.instance_id, timeoutMs + 2000, answered);
+    return outcomeOf(done, action, deps.config.OCPP_CALL_TIMEOUT_SECONDS);
+  } finally {
+    answered.stop();
+  }
+}
+
+function outcomeOf(done: { status: string; response: unknown; error: string | null }, action: string, timeoutSeconds: number): CommandResult {
   if (done.status === 'answered') return { ok: true, action, response: done.response ?? {} };
   if (done.status === 'failed') {
     if (done.error === 'charger_offline') throw new DomainError('charger_offline', 'The charger disconnected before the call was sent.');
     if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
     throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
   }
-  throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${deps.config.OCPP_CALL_TIMEOUT_SECONDS} s.`);
+  throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${timeoutSeconds} s.`);
 }
 
-async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: number) {
+/** Bus topics of remote commands: a new command for a holder, and a command's outcome written. */
+export const COMMAND_SENT = 'ocpp_command';
+export const COMMAND_DONE = 'ocpp_command_done';
+/** Without a bus event (lost, or no bus) the requester looks at the row this often; the holder polls its own rarely */
+const ANSWER_FALLBACK_POLL_MS = 1_000;
+
+/** A promise that resolves on the next matching bus event (re-armed by next()); stop() unsubscribes. */
+function wakeOn(deps: Deps, topic: string, match: (p: Record<string, unknown>) => boolean) {
+  let wake: (() => void) | undefined;
+  let fired = false;
+  const unsubscribe = deps.bus?.subscribe(topic, (p) => {
+    if (!match(p)) return;
+    fired = true;
+    wake?.();
+  });
+  return {
+    /** resolves at the next event or after ms, whichever comes first */
+    next(ms: number): Promise<void> {
+      if (fired) {
+        fired = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const t = setTimeout(done, ms);
+        function done() {
+          clearTimeout(t);
+          wake = undefined;
+          fired = false;
+          resolve();
+        }
+        wake = done;
+      });
+    },
+    stop: () => unsubscribe?.(),
+  };
+}
+
+async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: number, answered: ReturnType<typeof wakeOn>) {
   const deadline = Date.now() + maxMs;
   for (;;) {
     const r = await deps.db
@@ -99,7 +148,7 @@ async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: numb
       await deps.db.updateTable('ocpp_commands').set({ status: 'timeout', answered_at: sql`now()` }).where('id', '=', id).where('status', 'in', ['pending', 'sent']).execute();
       return { status: 'timeout' as const, response: null, error: null };
     }
-    await new Promise((res) => setTimeout(res, 100));
+    await answered.next(Math.min(ANSWER_FALLBACK_POLL_MS, Math.max(10, deadline - Date.now())));
   }
 }
 
@@ -134,4 +183,5 @@ export async function recordCommandOutcome(
     })
     .where('id', '=', id)
     .execute();
+  await deps.bus?.publish(deps.db, COMMAND_DONE, { id }).catch((err) => deps.logger.warn({ err }, 'ocpp: could not announce a command outcome'));
 }

@@ -1,0 +1,218 @@
+// One small event bus between the service's processes (and machines), over PostgreSQL LISTEN/NOTIFY. A process
+// publishes a small JSON event on a topic; every process that subscribed to the topic is called with it. Published
+// inside a transaction, an event is delivered when that transaction commits, and not at all if it rolls back.
+//
+// NOTIFY is a wake-up call, not a store: a listener that was disconnected misses what was sent meanwhile. The
+// durable rows (commands, readings) stay the record; subscribers read them, and `onResync` tells them to look
+// again after the listening connection was re-established.
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Db, DbHandle } from './database.ts';
+
+export type BusPayload = Record<string, unknown>;
+export type BusHandler = (payload: BusPayload) => void;
+
+/** NOTIFY's payload limit is 8000 bytes; events are small pointers to durable rows */
+const MAX_PAYLOAD_BYTES = 7_900;
+const TOPIC = /^[a-z][a-z0-9_]{0,39}$/;
+const channelOf = (topic: string) => {
+  if (!TOPIC.test(topic)) throw new Error(`bus: invalid topic ${JSON.stringify(topic)}`);
+  return `ere_${topic}`;
+};
+
+export interface Bus {
+  /** Sends an event; in a transaction, delivered on commit. */
+  publish(db: Db, topic: string, payload: BusPayload): Promise<void>;
+  /** Calls `handler` for every event on `topic` from any process (this one included); returns the unsubscribe. */
+  subscribe(topic: string, handler: BusHandler): () => void;
+  /** Called after the listening connection came back: events may have been missed, read the durable state. */
+  onResync(handler: () => void): () => void;
+  close(): Promise<void>;
+}
+
+/** What the bus needs from the database: LISTEN and UNLISTEN on one connection, its notifications, its loss. */
+interface Transport {
+  listen(channel: string): Promise<void>;
+  unlisten(channel: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function publish(db: Db, topic: string, payload: BusPayload): Promise<void> {
+  const text = JSON.stringify(payload);
+  if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) throw new Error(`bus: event on ${topic} is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+  await sql`select pg_notify(${channelOf(topic)}, ${text})`.execute(db);
+}
+
+export function createBus(handle: DbHandle, logger: Logger): Bus {
+  const handlers = new Map<string, Set<BusHandler>>();
+  const resync = new Set<() => void>();
+  let closed = false;
+
+  const deliver = (channel: string, text: string | undefined) => {
+    const set = handlers.get(channel);
+    if (!set || set.size === 0) return;
+    let payload: BusPayload;
+    try {
+      payload = JSON.parse(text ?? '{}') as BusPayload;
+    } catch {
+      logger.warn({ channel }, 'bus: an event that is not JSON was ignored');
+      return;
+    }
+    for (const h of set) {
+      try {
+        h(payload);
+      } catch (err) {
+        logger.error({ err, channel }, 'bus: a subscriber failed');
+      }
+    }
+  };
+  const afterReconnect = () => {
+    for (const h of resync) {
+      try {
+        h();
+      } catch (err) {
+        logger.error({ err }, 'bus: a resync handler failed');
+      }
+    }
+  };
+
+  const transport: Transport =
+    handle.kind === 'pg' ? pgTransport(handle.url!, logger, deliver, () => [...handlers.keys()], afterReconnect) : pgliteTransport(handle, deliver);
+
+  return {
+    publish,
+    subscribe(topic, handler) {
+      const channel = channelOf(topic);
+      let set = handlers.get(channel);
+      if (!set) {
+        set = new Set();
+        handlers.set(channel, set);
+        transport.listen(channel).catch((err) => logger.warn({ err, channel }, 'bus: LISTEN failed; retried on reconnect'));
+      }
+      set.add(handler);
+      return () => {
+        set.delete(handler);
+        if (set.size === 0 && handlers.get(channel) === set) {
+          handlers.delete(channel);
+          if (!closed) transport.unlisten(channel).catch(() => {});
+        }
+      };
+    },
+    onResync(handler) {
+      resync.add(handler);
+      return () => resync.delete(handler);
+    },
+    async close() {
+      closed = true;
+      handlers.clear();
+      resync.clear();
+      await transport.close();
+    },
+  };
+}
+
+/**
+ * PostgreSQL: one dedicated connection per process (LISTEN does not work through a pool), re-established with
+ * backoff when it drops; its channels are listened to again and subscribers told to resync.
+ */
+function pgTransport(
+  url: string,
+  logger: Logger,
+  deliver: (channel: string, text: string | undefined) => void,
+  channels: () => string[],
+  afterReconnect: () => void,
+): Transport {
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client> | undefined;
+  let closed = false;
+  let attempt = 0;
+  let retry: NodeJS.Timeout | undefined;
+
+  const quote = (channel: string) => `"${channel}"`; // channels are checked against TOPIC: no quote inside
+
+  const connect = (): Promise<pg.Client> => {
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: url, application_name: 'ere-gateway-bus' });
+      c.on('notification', (n) => deliver(n.channel, n.payload));
+      c.on('error', (err) => logger.warn({ err }, 'bus: the listening connection failed'));
+      c.on('end', () => {
+        if (client === c) client = undefined;
+        if (!closed) scheduleReconnect();
+      });
+      await c.connect();
+      for (const ch of channels()) await c.query(`LISTEN ${quote(ch)}`);
+      client = c;
+      const reconnected = attempt > 0;
+      attempt = 0;
+      if (reconnected) afterReconnect();
+      return c;
+    })().finally(() => {
+      connecting = undefined;
+    });
+    return connecting;
+  };
+  const scheduleReconnect = () => {
+    if (closed || retry) return;
+    attempt += 1;
+    const ms = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
+    retry = setTimeout(() => {
+      retry = undefined;
+      connect().catch((err) => {
+        logger.warn({ err, attempt }, 'bus: could not reconnect the listening connection');
+        scheduleReconnect();
+      });
+    }, ms);
+    retry.unref();
+  };
+  const ready = async (): Promise<pg.Client | undefined> => {
+    if (client) return client;
+    try {
+      return await connect();
+    } catch (err) {
+      logger.warn({ err }, 'bus: could not open the listening connection');
+      scheduleReconnect();
+      return undefined;
+    }
+  };
+
+  return {
+    async listen(channel) {
+      const c = await ready();
+      // a channel added while connecting was listened to by connect() itself
+      if (c) await c.query(`LISTEN ${quote(channel)}`);
+    },
+    async unlisten(channel) {
+      if (client) await client.query(`UNLISTEN ${quote(channel)}`);
+    },
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const c = client ?? (await connecting?.catch(() => undefined));
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
+}
+
+/** Embedded PGlite: one process, one backend; its own listen() delivers what pg_notify sends. */
+function pgliteTransport(handle: DbHandle, deliver: (channel: string, text: string | undefined) => void): Transport {
+  const stops = new Map<string, () => Promise<void>>();
+  return {
+    async listen(channel) {
+      if (stops.has(channel) || !handle.pglite) return;
+      const stop = await handle.pglite.listen(channel, (text) => deliver(channel, text));
+      stops.set(channel, stop);
+    },
+    async unlisten(channel) {
+      const stop = stops.get(channel);
+      stops.delete(channel);
+      await stop?.();
+    },
+    async close() {
+      const all = [...stops.values()];
+      stops.clear();
+      await Promise.all(all.map((s) => s().catch(() => {})));
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// The event bus between processes (src/db/bus.ts, PostgreSQL LISTEN/NOTIFY) and what rides on it: a remote
+// command reaches the process holding the charger's socket through an event, and its outcome wakes the
+// requester; when an event is lost, the slow poll still delivers. Two service instances on one database.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_DONE, COMMAND_SENT, sendCommand } from '../../src/domain/chargers/commands.ts';
+import type { Bus } from '../../src/db/bus.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger, eventually } from '../helpers/ocpp-factories.ts';
+
+let a: TestService;
+let b: TestService;
+let user: { userId: string; token: string };
+
+beforeAll(async () => {
+  a = await createTestService({ listen: true });
+  b = await createTestService({ listen: true, db: a.testDb });
+  user = await aUser(a.deps);
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+const busOf = (s: TestService) => s.deps.bus as Bus;
+const instanceOf = (s: TestService) => (s.deps.services.ocpp as { instanceId: string }).instanceId;
+
+describe('event bus over LISTEN/NOTIFY', () => {
+  it('delivers an event to every subscribing instance; in a transaction only on commit', async () => {
+    const seenA: unknown[] = [];
+    const seenB: unknown[] = [];
+    const offA = busOf(a).subscribe('test_topic', (p) => seenA.push(p));
+    const offB = busOf(b).subscribe('test_topic', (p) => seenB.push(p));
+    try {
+      await eventually(async () => {
+        // LISTEN is set up in the background: publish until the first event arrives
+        if (seenB.length === 0) await busOf(a).publish(a.deps.db, 'test_topic', { n: 0 });
+        expect(seenB.length).toBeGreaterThan(0);
+      });
+      seenA.length = 0;
+      seenB.length = 0;
+      await a.deps.db
+        .transaction()
+        .execute(async (trx) => {
+          await busOf(a).publish(trx, 'test_topic', { n: 1 });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      await a.deps.db.transaction().execute((trx) => busOf(a).publish(trx, 'test_topic', { n: 2 }));
+      await eventually(() => {
+        expect(seenA).toContainEqual({ n: 2 });
+        expect(seenB).toContainEqual({ n: 2 });
+      });
+      // the rolled-back event never came (the committed one, sent after it, has arrived)
+      expect([...seenA, ...seenB]).not.toContainEqual({ n: 1 });
+    } finally {
+      offA();
+      offB();
+    }
+  });
+
+  it('refuses an event larger than NOTIFY carries and a topic that is not a plain name', async () => {
+    await expect(busOf(a).publish(a.deps.db, 'test_topic', { big: 'x'.repeat(8000) })).rejects.toThrow(/larger than/);
+    expect(() => busOf(a).subscribe('Bad-Topic"', () => {})).toThrow(/invalid topic/);
+    // the service's database connection is unharmed
+    expect((await sql<{ one: number }>`select 1 as one`.execute(a.deps.db)).rows[0]!.one).toBe(1);
+  });
+});
+
+describe('remote commands through the bus', () => {
+  it('a command sent through the other instance reaches the holder by an event and is answered', async () => {
+    const ch = await anOcppCharger(a, user);
+    const cli = await connectCharger(a, ch, 'ocpp1.6');
+    cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
+    const sent: unknown[] = [];
+    const done: unknown[] = [];
+    const off1 = busOf(a).subscribe(COMMAND_SENT, (p) => sent.push(p));
+    const off2 = busOf(b).subscribe(COMMAND_DONE, (p) => done.push(p));
+    try {
+      // b holds no socket of this charger: the command must travel to a
+      const res = await b.app.inject({
+        method: 'POST',
+        url: `/admin/chargers/${ch.chargerId}/commands`,
+        headers: { authorization: `Bearer ${b.config.ADMIN_TOKEN}` },
+        payload: { action: 'TriggerMessage', payload: { requestedMessage: 'Heartbeat' } },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ response: { status: 'Accepted' } });
+      expect(sent).toContainEqual(expect.objectContaining({ instance: instanceOf(a) }));
+      await eventually(() => expect(done.length).toBeGreaterThan(0));
+    } finally {
+      off1();
+      off2();
+      await cli.close();
+    }
+  });
+
+  it('without the event (lost, or no bus) the holder still finds the command by its slow poll', async () => {
+    const ch = await anOcppCharger(a, user);
+    const cli = await connectCharger(a, ch, 'ocpp1.6');
+    cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
+    try {
+      const { bus: _none, ...withoutBus } = b.deps;
+      const r = await sendCommand(withoutBus, ch.chargerId, 'TriggerMessage', { requestedMessage: 'Heartbeat' });
+      expect(r).toMatchObject({ ok: true, response: { status: 'Accepted' } });
+    } finally {
+      await cli.close();
+    }
+  });
+});
