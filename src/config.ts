@@ -221,6 +221,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } else if (clientCa && !fs.existsSync(clientCa)) {
     issues.push({ key: 'TLS_CLIENT_CA_FILE', message: `file not found: ${clientCa}` });
   }
+  // embedded PGlite lives inside one process: several processes need a PostgreSQL server they can share
+  const workers = env.WORKERS?.trim();
+  if (workers && workers !== '1' && !env.DATABASE_URL?.trim()) {
+    issues.push({ key: 'WORKERS', message: 'several processes need PostgreSQL (set DATABASE_URL); embedded PGlite runs in one process, so leave WORKERS at 1' });
+  }
   if (!parsed.success || issues.length) throw new ConfigError(issues);
   const c = parsed.data;
   const cfg: Config = {

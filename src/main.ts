@@ -1,9 +1,11 @@
 // Composition root: config → logger → db → migrations → http + ocpp on one server → jobs; graceful shutdown.
 // The only file that wires things together. `npm start` runs it.
+import cluster from 'node:cluster';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { runPrimary, workerCount } from './cluster.ts';
 import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { createBus } from './db/bus.ts';
@@ -183,6 +185,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.LOG_LEVEL });
+  const workers = workerCount(config.WORKERS);
+  if (workers > 1 && cluster.isPrimary) {
+    runPrimary(workers, logger);
+    return;
+  }
 
   // Signal handlers first: a SIGTERM that arrives while the service is still starting waits for the start
   // to finish and then stops it cleanly (exit 0), instead of killing the process mid-migration.

@@ -1,0 +1,58 @@
+// WORKERS=N: N processes share the listening port (node:cluster). The primary only forks, watches and stops
+// workers; each worker runs the whole service (HTTP, OCPP sockets, jobs) on the shared PostgreSQL, so nothing
+// but its open sockets is its own: leases, limits, jobs (advisory locks) and commands (the event bus) already
+// work across processes. A worker that dies is started again, with a growing delay if it keeps dying.
+import cluster, { type Worker } from 'node:cluster';
+import os from 'node:os';
+import type { Logger } from 'pino';
+
+/** The number of processes WORKERS asks for: a number, or `auto` = one per core. */
+export function workerCount(setting: string): number {
+  return setting === 'auto' ? Math.max(1, os.availableParallelism()) : Number(setting);
+}
+
+/** A worker that lived this long before dying is restarted at once; quicker deaths back off up to 30 s. */
+const HEALTHY_MS = 30_000;
+/** How long a clean stop waits for the workers before it kills them. */
+const STOP_GRACE_MS = 35_000;
+
+export function runPrimary(n: number, logger: Logger): void {
+  let stopping = false;
+  let failures = 0;
+  const started = new Map<Worker, number>();
+  const fork = () => {
+    const w = cluster.fork();
+    started.set(w, Date.now());
+  };
+  cluster.on('exit', (w, code, signal) => {
+    const lived = Date.now() - (started.get(w) ?? Date.now());
+    started.delete(w);
+    if (stopping) {
+      if (started.size === 0) {
+        logger.info('all workers stopped');
+        process.exit(0);
+      }
+      return;
+    }
+    failures = lived >= HEALTHY_MS ? 0 : failures + 1;
+    const delay = failures === 0 ? 0 : Math.min(30_000, 500 * 2 ** (failures - 1));
+    logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
+    setTimeout(fork, delay).unref();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, workers: started.size }, 'stopping the workers');
+    if (started.size === 0) process.exit(0);
+    for (const w of started.keys()) w.process.kill('SIGTERM');
+    setTimeout(() => {
+      logger.error('workers did not stop in time; killing them');
+      for (const w of started.keys()) w.process.kill('SIGKILL');
+      process.exit(1);
+    }, STOP_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  logger.info({ workers: n, pid: process.pid }, `starting ${n} worker processes on one port`);
+  for (let i = 0; i < n; i++) fork();
+}
