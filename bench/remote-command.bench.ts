@@ -1,0 +1,132 @@
+// `npm run bench:command -- [--chargers 20] [--commands 500]`
+//
+// Latency of an operator command to a charger held by ANOTHER process: two service processes on one fresh
+// PostgreSQL database (DATABASE_URL required); the chargers connect to process A; the commands
+// (TriggerMessage) are sent through process B's admin API, one after another, and timed from the HTTP request to
+// its answer: B writes the command row and publishes a bus event, A executes it on the socket and writes the
+// outcome, B is woken and answers. Prints p50/p90/p99/max.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { RPCClient } from 'ocpp-rpc';
+import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
+import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
+
+const { values: a } = parseArgs({
+  options: {
+    chargers: { type: 'string', default: '20' },
+    commands: { type: 'string', default: '500' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const base = process.env.DATABASE_URL;
+if (!base) {
+  process.stderr.write('bench:command needs DATABASE_URL (two processes share one PostgreSQL)\n');
+  process.exit(2);
+}
+const ADMIN = crypto.randomBytes(16).toString('hex');
+
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `ere_bench_cmd_${crypto.randomBytes(4).toString('hex')}`;
+  const c = new pg.Client({ connectionString: base });
+  await c.connect();
+  await c.query(`create database ${name}`);
+  await c.end();
+  const u = new URL(base!);
+  u.pathname = '/' + name;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: base });
+      await d.connect();
+      await d.query(`drop database if exists ${name} with (force)`).catch(() => {});
+      await d.end();
+    },
+  };
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function main(): Promise<void> {
+  const db = await freshDatabase();
+  const dirA = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-cmd-a-'));
+  const dirB = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-cmd-b-'));
+  const env = { DATABASE_URL: db.url, APP_ENV: 'sandbox', ADMIN_TOKEN: ADMIN, JOBS_ENABLED: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PERSONAL_PER_MIN: '100000' };
+  let A: ServiceProcess | undefined;
+  let B: ServiceProcess | undefined;
+  const clients: RPCClient[] = [];
+  try {
+    A = await startServiceProcess({ ...env, DATA_DIR: dirA });
+    B = await startServiceProcess({ ...env, DATA_DIR: dirB });
+    const token = (JSON.parse(fs.readFileSync(path.join(dirA, 'demo-credentials.json'), 'utf8')) as { user: { token: string } }).user.token;
+    const ids: string[] = [];
+    for (let i = 0; i < Number(a.chargers); i++) {
+      const res = await fetch(`${A.url}/chargers`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ nickname: `Cmd ${i}`, connection_type: 'ocpp' }),
+      });
+      const body = (await res.json()) as { id: string; ocpp: { identity: string; password: string } };
+      const opts: Partial<RPC_ClientOptions> = {
+        endpoint: A.url.replace(/^http/, 'ws') + '/ocpp',
+        identity: body.ocpp.identity,
+        password: body.ocpp.password,
+        protocols: ['ocpp1.6'],
+        reconnect: false,
+        strictMode: false,
+      };
+      const cli = new RPCClient(opts as RPC_ClientOptions);
+      cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
+      await cli.connect();
+      await cli.call('BootNotification', { chargePointVendor: 'Alfen BV', chargePointModel: 'NG910-60023' });
+      clients.push(cli);
+      ids.push(body.id);
+    }
+    const times: number[] = [];
+    let failed = 0;
+    for (let i = 0; i < Number(a.commands); i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${B.url}/admin/chargers/${ids[i % ids.length]}/commands`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'TriggerMessage', payload: { requestedMessage: 'Heartbeat' } }),
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) times.push(performance.now() - t0);
+      else failed += 1;
+    }
+    times.sort((x, y) => x - y);
+    const r = (v: number) => Math.round(v * 10) / 10;
+    const out = {
+      machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version },
+      chargers: ids.length,
+      commands: times.length,
+      failed,
+      latency_ms: { p50: r(pct(times, 50)), p90: r(pct(times, 90)), p99: r(pct(times, 99)), max: r(times[times.length - 1] ?? 0) },
+    };
+    if (a.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    else
+      process.stdout.write(
+        `remote command (charger on process A, command through process B's admin API), ${out.commands} commands, ${failed} failed:\n` +
+          `  p50 ${out.latency_ms.p50} ms   p90 ${out.latency_ms.p90} ms   p99 ${out.latency_ms.p99} ms   max ${out.latency_ms.max} ms\n`,
+      );
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await A?.kill('SIGTERM');
+    await B?.kill('SIGTERM');
+    await db.drop();
+    fs.rmSync(dirA, { recursive: true, force: true });
+    fs.rmSync(dirB, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench:command: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);
