@@ -18,6 +18,7 @@ import { createLogger } from './logger.ts';
 import { beginStartup } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
 import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
+import { ensureReadingPartitions } from './jobs/partitions.job.ts';
 import {
   formatDemoCredentials,
   seedSandbox,
@@ -70,7 +71,10 @@ export async function startService(opts: StartOptions): Promise<Service> {
   };
   Object.assign(deps.services, await createServices(deps));
   // /readyz: 503 until the end of this function (migrations are already applied here)
-  const startup = beginStartup(deps.services, 'loading the catalog');
+  const startup = beginStartup(deps.services, 'creating the month partitions');
+  // this month's and the coming months' meter_readings partitions exist before any charger is accepted
+  await ensureReadingPartitions(deps);
+  startup.step = 'loading the catalog';
   if (opts.catalog ?? true) {
     const loaded = await loadBundledCatalog(deps.db);
     if (loaded) logger.info({ models: loaded }, 'loaded the bundled MID catalog');

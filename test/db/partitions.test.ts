@@ -1,0 +1,76 @@
+// meter_readings partitioned by month (migration 0054, src/jobs/partitions.job.ts): the job creates this month and
+// the months ahead, idempotently; a reading outside them lands in the default partition and moves into its month
+// when that month's partition is made; replays are still stored once; a month query reads only its partition.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureReadingPartitions, monthPartition } from '../../src/jobs/partitions.job.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { testClock } from '../helpers/clock.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+
+let svc: TestService;
+const clock = testClock('2026-11-24T10:00:00Z');
+
+beforeAll(async () => {
+  svc = await createTestService({ clock });
+});
+afterAll(() => svc.close());
+
+const partitionOf = async (chargerId: string, at: string) =>
+  (
+    await sql<{ part: string }>`select tableoid::regclass::text as part from meter_readings where charger_id = ${chargerId} and measured_at = ${new Date(at)}`.execute(
+      svc.deps.db,
+    )
+  ).rows.map((r) => r.part);
+
+const insertReading = (chargerId: string, at: string, wh: number) =>
+  svc.deps.db
+    .insertInto('meter_readings')
+    .values({ charger_id: chargerId, connector_id: 1, measured_at: new Date(at), wh: String(wh) })
+    .onConflict((oc) => oc.columns(['charger_id', 'connector_id', 'measured_at', 'measurand', 'phase', 'wh']).doNothing())
+    .execute();
+
+describe('meter_readings partitions', () => {
+  it('names months by their UTC calendar month', () => {
+    expect(monthPartition(new Date('2026-12-31T23:30:00Z'), 0)).toEqual({ name: 'meter_readings_2026_12', from: new Date('2026-12-01T00:00:00Z'), to: new Date('2027-01-01T00:00:00Z') });
+    expect(monthPartition(new Date('2026-11-24T10:00:00Z'), 3).name).toBe('meter_readings_2027_02');
+  });
+
+  it('the job makes this month and the months ahead, and a second run makes nothing', async () => {
+    await ensureReadingPartitions(svc.deps, 3);
+    const parts = await sql<{ name: string }>`
+      select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+       where i.inhparent = 'meter_readings'::regclass order by 1`.execute(svc.deps.db);
+    const names = parts.rows.map((r) => r.name);
+    for (const m of ['meter_readings_2026_11', 'meter_readings_2026_12', 'meter_readings_2027_01', 'meter_readings_2027_02', 'meter_readings_default']) {
+      expect(names).toContain(m);
+    }
+    expect(await ensureReadingPartitions(svc.deps, 3)).toEqual([]);
+  });
+
+  it('a reading far ahead waits in the default partition and moves into its month when that is made; replays stay single', async () => {
+    const user = await aUser(svc.deps);
+    const ch = await anOcppCharger(svc, user);
+    await insertReading(ch.chargerId, '2027-06-15T12:00:00Z', 1234);
+    await insertReading(ch.chargerId, '2027-06-15T12:00:00Z', 1234); // a replay
+    expect(await partitionOf(ch.chargerId, '2027-06-15T12:00:00Z')).toEqual(['meter_readings_default']);
+    // time passes: the job run in May 2027 makes June (one ahead) and moves the row
+    const later = { ...svc.deps, clock: () => new Date('2027-05-20T00:00:00Z') };
+    const created = await ensureReadingPartitions(later, 1);
+    expect(created).toContain('meter_readings_2027_06');
+    expect(await partitionOf(ch.chargerId, '2027-06-15T12:00:00Z')).toEqual(['meter_readings_2027_06']);
+    // the replay key holds in the new partition too
+    await insertReading(ch.chargerId, '2027-06-15T12:00:00Z', 1234);
+    expect(await partitionOf(ch.chargerId, '2027-06-15T12:00:00Z')).toEqual(['meter_readings_2027_06']);
+  });
+
+  it('a query bounded to one month reads only that month\'s partition', async () => {
+    const plan = await sql<{ 'QUERY PLAN': string }>`
+      explain select count(*) from meter_readings
+       where measured_at >= ${new Date('2026-12-01T00:00:00Z')} and measured_at < ${new Date('2027-01-01T00:00:00Z')}`.execute(svc.deps.db);
+    const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(text).toContain('meter_readings_2026_12');
+    expect(text).not.toMatch(/meter_readings_2026_11|meter_readings_2027_01|meter_readings_default/);
+  });
+});
