@@ -244,3 +244,29 @@ it('a message the database refuses undoes its batch; the others are stored one b
   const fallbacks = Number(/^ocpp_ingest_batch_messages_count\{outcome="fallback"\} (\d+)/m.exec((await batched.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0);
   expect(fallbacks).toBeGreaterThan(fallbacksBefore);
 });
+
+it('a register reading already stored (written behind the gateway) undoes the set-based write; the one-message path stores it once', { timeout: 60_000 }, async () => {
+  const user = await aUser(batched.deps);
+  const ch = await anOcppCharger(batched, user);
+  const cli = await connectCharger(batched, ch, 'ocpp1.6');
+  const metric = async (re: RegExp) => Number(re.exec((await batched.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0);
+  try {
+    const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'PROP', meterStart: 1000, timestamp: isoSeconds(T0) })) as { transactionId: number };
+    await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [sampled('ocpp1.6', { at: T0 + 60_000, wh: 1100 })] });
+    const session = await batched.deps.db.selectFrom('charging_sessions').select('id').where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
+    // the reading the charger is about to send is already there (as another writer would have left it)
+    await batched.deps.db
+      .insertInto('meter_readings')
+      .values({ charger_id: ch.chargerId, session_id: session.id, connector_id: 1, measured_at: new Date(T0 + 120_000), wh: '1200' })
+      .execute();
+    const fallbacks = await metric(/^ocpp_ingest_batch_messages_count\{outcome="fallback"\} (\d+)/m);
+    expect(await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [sampled('ocpp1.6', { at: T0 + 120_000, wh: 1200 })] })).toEqual({});
+    expect(await metric(/^ocpp_ingest_batch_messages_count\{outcome="fallback"\} (\d+)/m)).toBe(fallbacks + 1);
+    const rows = await batched.deps.db.selectFrom('meter_readings').select('wh').where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
+    expect(rows.map((r) => r.wh)).toEqual(['1000', '1100', '1200']);
+    const s = await batched.deps.db.selectFrom('charging_sessions').select(['energy_wh', 'last_meter_wh']).where('id', '=', session.id).executeTakeFirstOrThrow();
+    expect(s).toEqual({ energy_wh: '200', last_meter_wh: '1200' });
+  } finally {
+    await cli.close();
+  }
+});

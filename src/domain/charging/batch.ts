@@ -1,8 +1,7 @@
 // Set-based writing of the common transaction message, for the ingest pipeline's batches (group commit): readings
 // of a known session that continue it in time order (1.6 MeterValues naming a transaction, 2.0.1
-// TransactionEvent Updated without an id token). For all such messages of a batch: one read of their sessions,
-// one check that their register readings are new, one insert of their readings, one update of the sessions'
-// energy, whatever the number of messages.
+// TransactionEvent Updated without an id token). For all such messages of a batch: one read of their sessions and
+// one statement that writes their readings and their sessions' energy, whatever the number of messages.
 //
 // It gives exactly what the one-message path gives (handle-event.ts meterValues/updated with readings.ts
 // updateSessionEnergy) because it only takes what that path's incremental branch handles: the session exists,
@@ -151,43 +150,47 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
   }
   if (taken.length === 0) return out;
 
-  // 2. a register reading stored already means the stored state is not what this path assumed: undo and let the
-  // one-message path judge (it never happens while the gateway's own invariant holds, and costs only a retry when
-  // it does). Only the process holding a charger's socket writes its readings, so nothing slips in between.
+  // 2. one statement writes it all: it checks that no register reading is stored already, then inserts every
+  // reading and updates every session, or, when one is (the stored state is not what this path assumed), writes
+  // nothing and says so; the caller then undoes the batch and lets the one-message path judge each message. That
+  // never happens while the gateway's own invariant holds (only the process holding a charger's socket writes
+  // its readings), and costs only a retry when it does.
+  const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
   const regs = rows.filter((r) => r.register);
-  if (regs.length > 0) {
-    const stored = await sql<{ n: number }>`
+  const res = await sql<{ stored: number }>`
+    with stored as (
       select count(*)::int as n
         from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
                     ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
         join meter_readings m
           on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
-         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh`.execute(trx);
-    if ((stored.rows[0]?.n ?? 0) > 0) throw new BatchDiverged();
-  }
-
-  // 3. every reading in one statement
-  const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
-  await sql`
-    insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly)
-    select * from unnest(
-      ${col((r) => r.charger_id)}::uuid[], ${col((r) => r.session_id)}::uuid[], ${col((r) => r.connector_id)}::int[],
-      ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
-      ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
-      ${col((r) => r.anomaly)}::text[])
-    on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
-      session_id = coalesce(meter_readings.session_id, excluded.session_id),
-      signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-      context = coalesce(meter_readings.context, excluded.context)`.execute(trx);
-
-  // 4. every session's energy in one statement
-  await sql`
-    update charging_sessions s
-       set energy_wh = u.energy, last_meter_wh = u.last_wh, last_reading_at = u.last_at, updated_at = now()
-      from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.energy)}::bigint[],
-                  ${updates.map((u) => u.lastWh)}::bigint[], ${updates.map((u) => u.lastAt)}::timestamptz[])
-           as u(id, energy, last_wh, last_at)
-     where s.id = u.id`.execute(trx);
+         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
+    ),
+    readings as (
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly)
+      select * from unnest(
+        ${col((r) => r.charger_id)}::uuid[], ${col((r) => r.session_id)}::uuid[], ${col((r) => r.connector_id)}::int[],
+        ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
+        ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
+        ${col((r) => r.anomaly)}::text[])
+       where (select n from stored) = 0
+      on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
+        session_id = coalesce(meter_readings.session_id, excluded.session_id),
+        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
+        context = coalesce(meter_readings.context, excluded.context)
+      returning 1
+    ),
+    sessions as (
+      update charging_sessions s
+         set energy_wh = u.energy, last_meter_wh = u.last_wh, last_reading_at = u.last_at, updated_at = now()
+        from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.energy)}::bigint[],
+                    ${updates.map((u) => u.lastWh)}::bigint[], ${updates.map((u) => u.lastAt)}::timestamptz[])
+             as u(id, energy, last_wh, last_at)
+       where s.id = u.id and (select n from stored) = 0
+      returning 1
+    )
+    select (select n from stored) as stored, (select count(*) from readings) as r, (select count(*) from sessions) as s`.execute(trx);
+  if ((res.rows[0]?.stored ?? 0) > 0) throw new BatchDiverged();
 
   for (const c of taken) out[c.index] = c.outcome;
   return out;
