@@ -92,7 +92,7 @@ export const configSchema = z.object({
   // C1.5: whose X-Forwarded-For to believe: a hop count or proxy addresses/CIDRs, never everyone
   TRUST_PROXY: trustProxy,
   // C4.12: at most this many connections per process that are not (yet) WebSockets; more are closed at once
-  HTTP_MAX_CONNECTIONS: int(2_000, 1),
+  HTTP_MAX_CONNECTIONS: int(10_000, 1),
 
   // C1.5 rate limits per credential, per minute
   RATE_LIMIT_CPO_PER_MIN: int(600, 1),
