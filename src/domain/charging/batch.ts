@@ -11,7 +11,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
-import { ENERGY_REGISTER, stepOf } from './readings.ts';
+import { ENERGY_REGISTER, mergeReadings, readingRow, stepOf } from './readings.ts';
 
 export interface BatchItem {
   chargerId: string;
@@ -38,17 +38,6 @@ export class BatchDiverged extends Error {
 
 const isRegister = (r: EnergyReading) => r.measurand === ENERGY_REGISTER && r.phase === '';
 
-/** The readings of one message merged as storeReadings merges them (one message may carry a reading twice). */
-function merged(readings: EnergyReading[]): EnergyReading[] {
-  const unique = new Map<string, EnergyReading>();
-  for (const r of readings) {
-    const key = `${r.measuredAt.getTime()}|${r.measurand}|${r.phase}|${r.wh}`;
-    const seen = unique.get(key);
-    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context } : r);
-  }
-  return [...unique.values()];
-}
-
 function candidateOf(item: BatchItem, index: number): Candidate | null {
   const { ev } = item;
   if (item.maxPowerW === undefined) return null;
@@ -66,7 +55,7 @@ function candidateOf(item: BatchItem, index: number): Candidate | null {
     return null;
   }
   if (ev.signed?.length) return null;
-  const readings = merged(ev.readings);
+  const readings = mergeReadings(ev.readings);
   if (readings.length === 0) return null;
   // register readings strictly one after another: their order in the table is their time order
   const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
@@ -130,19 +119,7 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
       prev = { wh: r.wh, at: r.measuredAt.getTime() };
     }
     for (const r of c.readings) {
-      rows.push({
-        charger_id: c.chargerId,
-        session_id: s.id,
-        connector_id: s.connector_id,
-        measured_at: r.measuredAt,
-        measurand: r.measurand,
-        phase: r.phase,
-        wh: r.wh.toString(),
-        context: r.context,
-        signed_data: r.signedData,
-        anomaly: anomalyOf.get(r) ?? null,
-        register: isRegister(r),
-      });
+      rows.push({ ...readingRow(c.chargerId, s.connector_id, s.id, r), anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
     }
     const last = registers[registers.length - 1];
     updates.push({ id: s.id, energy: energy.toString(), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since });

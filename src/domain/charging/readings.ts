@@ -19,6 +19,32 @@ const POWER_TOLERANCE_PCT = 110n;
 
 type Trx = Db;
 
+/** One message may carry the same reading twice (1.6 meterStop and the end reading of transactionData): merged. */
+export function mergeReadings(readings: EnergyReading[]): EnergyReading[] {
+  const unique = new Map<string, EnergyReading>();
+  for (const r of readings) {
+    const key = `${r.measuredAt.getTime()}|${r.measurand}|${r.phase}|${r.wh}`;
+    const seen = unique.get(key);
+    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context } : r);
+  }
+  return [...unique.values()];
+}
+
+/** A reading as a meter_readings row. */
+export function readingRow(chargerId: string, connectorId: number, sessionId: string | null, r: EnergyReading) {
+  return {
+    charger_id: chargerId,
+    session_id: sessionId,
+    connector_id: connectorId,
+    measured_at: r.measuredAt,
+    measurand: r.measurand,
+    phase: r.phase,
+    wh: r.wh.toString(),
+    context: r.context,
+    signed_data: r.signedData,
+  };
+}
+
 /** Insert readings; a replay (same charger, connector, time, measurand, phase, value) is stored once. */
 export async function storeReadings(
   trx: Trx,
@@ -27,31 +53,12 @@ export async function storeReadings(
   sessionId: string | null,
   readings: EnergyReading[],
 ): Promise<void> {
-  // one message may carry the same reading twice (1.6 meterStop and the end reading of transactionData):
-  // merge them first, ON CONFLICT cannot touch one row twice in a statement
-  const unique = new Map<string, EnergyReading>();
-  for (const r of readings) {
-    const key = `${r.measuredAt.getTime()}|${r.measurand}|${r.phase}|${r.wh}`;
-    const seen = unique.get(key);
-    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context } : r);
-  }
-  readings = [...unique.values()];
+  // merged first: ON CONFLICT cannot touch one row twice in a statement
+  readings = mergeReadings(readings);
   if (readings.length === 0) return;
   await trx
     .insertInto('meter_readings')
-    .values(
-      readings.map((r) => ({
-        charger_id: chargerId,
-        session_id: sessionId,
-        connector_id: connectorId,
-        measured_at: r.measuredAt,
-        measurand: r.measurand,
-        phase: r.phase,
-        wh: r.wh.toString(),
-        context: r.context,
-        signed_data: r.signedData,
-      })),
-    )
+    .values(readings.map((r) => readingRow(chargerId, connectorId, sessionId, r)))
     .onConflict((oc) =>
       // issue 10 item 7 (migration 0051): the replay key includes the connector; two connectors with equal
       // readings at the same second are two readings
