@@ -4,6 +4,7 @@ import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, bearer, type TestPartner } from '../helpers/factories.ts';
 import { anAccountWithConnection, anEnergyMonth } from '../helpers/energy-factories.ts';
+import { recordSessionsBatch } from '../../src/domain/energy/sessions-batch.ts';
 
 let svc: TestService;
 let cpo: TestPartner;
@@ -168,5 +169,54 @@ describe('POST /v1/sessions:batch', () => {
     for (const p of ['/v1/sessions:batch', '/energy', '/ere-position', '/v1/ere-positions', '/admin/energy-months/{id}/review', '/sandbox/connections/{connection_id}/register-ere']) {
       expect(paths).toContain(p);
     }
+  });
+});
+
+describe('POST /v1/sessions:batch is set-based', () => {
+  /** the statements one batch sends to the database, counted by a kysely plugin on the service's own Db */
+  async function statementsFor(items: unknown[]): Promise<{ n: number; counts: Record<string, number> }> {
+    let n = 0;
+    const db = svc.deps.db.withPlugin({
+      transformQuery: (args) => {
+        n += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const res = await recordSessionsBatch({ ...svc.deps, db }, cpo.partnerId, items);
+    return { n, counts: res.counts };
+  }
+
+  it('sends as many statements for 1,000 items as for 10, new and replayed', { timeout: 120_000 }, async () => {
+    const conns: string[] = [];
+    const refs: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const a = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
+      conns.push(a.connectionId);
+      const ref = `SET-BASED-${Date.now()}-${i}`;
+      await svc.deps.db.updateTable('accounts').set({ cpo_external_ref: ref }).where('id', '=', a.accountId).execute();
+      refs.push(ref);
+    }
+    const months = ['2025-01', '2025-02', '2025-03', '2025-04', '2025-05', '2025-06', '2025-07', '2025-08', '2025-09', '2025-10', '2025-11', '2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10', '2026-11', '2024-12', '2024-11'];
+    // a third of the items name their connection by the account's cpo_external_ref
+    const itemsFor = (count: number, offset: number, kwh: number) =>
+      Array.from({ length: count }, (_, k) => {
+        const i = k + offset;
+        const c = i % conns.length;
+        const month = months[Math.floor(i / conns.length) % months.length]!;
+        return i % 3 === 0 ? { cpo_external_ref: refs[c], month, kwh } : { connection_id: conns[c], month, kwh };
+      });
+    const small = await statementsFor(itemsFor(10, 0, 5));
+    const large = await statementsFor(itemsFor(1000, 0, 5)); // the first 10 replayed, 990 new
+    expect(small.counts).toEqual({ created: 10, updated: 0, unchanged: 0, rejected: 0 });
+    expect(large.counts).toEqual({ created: 990, updated: 0, unchanged: 10, rejected: 0 });
+    const replay = await statementsFor(itemsFor(1000, 0, 5));
+    expect(replay.counts).toEqual({ created: 0, updated: 0, unchanged: 1000, rejected: 0 });
+    const changed = await statementsFor(itemsFor(1000, 0, 6));
+    expect(changed.counts).toEqual({ created: 0, updated: 1000, unchanged: 0, rejected: 0 });
+    expect(large.n).toBeLessThanOrEqual(small.n + 1);
+    expect(replay.n).toBeLessThanOrEqual(small.n + 1);
+    expect(changed.n).toBeLessThanOrEqual(small.n + 2);
+    expect(large.n).toBeLessThan(12);
   });
 });

@@ -47,7 +47,7 @@ export function parseKwh(kwh: unknown): bigint | null {
 /** Wh → units of 0.01 kWh (10 Wh), rounded half away from zero. */
 export const whToKwhUnits = (wh: bigint): bigint => divRound(wh, 10n);
 
-function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
+export function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
   return { status: 'rejected', error, kwh };
 }
 
@@ -57,13 +57,23 @@ function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
  * read FOR SHARE, then INSERT … ON CONFLICT DO NOTHING, then the existing row is read FOR UPDATE, so concurrent
  * posts of one item leave one row and none lands on a connection archived meanwhile.
  */
-export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput): Promise<RecordEnergyResult> {
+/** The checks of an input before any row is read: its month and its kWh (in this order). */
+export function checkRecordInput(
+  deps: Pick<Deps, 'clock'>,
+  input: Pick<RecordEnergyInput, 'month' | 'kwh' | 'wh'>,
+): { ok: true; month: string; units: bigint; kwh: string } | { ok: false; result: RecordEnergyResult } {
   const units = input.wh !== undefined ? (input.wh >= 0n ? whToKwhUnits(input.wh) : null) : parseKwh(input.kwh);
   const kwh = units === null ? null : formatDec(units, 2);
-  if (!isMonth(input.month)) return reject('invalid_month', kwh);
-  const month = input.month;
-  if (month > monthOf(deps.clock())) return reject('month_in_future', kwh);
-  if (units === null || kwh === null) return reject('invalid_kwh', null);
+  if (!isMonth(input.month)) return { ok: false, result: reject('invalid_month', kwh) };
+  if (input.month > monthOf(deps.clock())) return { ok: false, result: reject('month_in_future', kwh) };
+  if (units === null || kwh === null) return { ok: false, result: reject('invalid_kwh', null) };
+  return { ok: true, month: input.month, units, kwh };
+}
+
+export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput): Promise<RecordEnergyResult> {
+  const checked = checkRecordInput(deps, input);
+  if (!checked.ok) return checked.result;
+  const { month, units, kwh } = checked;
   const sessions = Math.max(0, Math.trunc(input.sessions ?? 0));
   const wh = input.wh !== undefined ? input.wh.toString() : null;
 

@@ -1,0 +1,104 @@
+// `npm run bench:batch -- [--items 1000] [--runs 5]`
+//
+// POST /v1/sessions:batch on PostgreSQL (DATABASE_URL required), timed where its cost lies: the domain call
+// recordSessionsBatch on the service's own database, in-process. A fresh database holds one CPO partner with
+// --items / 25 accounts (a third named by cpo_external_ref); each run posts --items items for new months, then the
+// same items again (a replay). Prints p50/max per kind and the statements per request (counted by a kysely plugin).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { recordSessionsBatch } from '../src/domain/energy/sessions-batch.ts';
+import { createLogger } from '../src/logger.ts';
+import { startService } from '../src/main.ts';
+import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
+import { aPartner } from '../test/helpers/factories.ts';
+
+const { values: a } = parseArgs({ options: { items: { type: 'string', default: '1000' }, runs: { type: 'string', default: '5' } } });
+const base = process.env.DATABASE_URL;
+if (!base) {
+  process.stderr.write('bench:batch needs DATABASE_URL (PostgreSQL)\n');
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  const name = `ere_bench_batch_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const u = new URL(base!);
+  u.pathname = '/' + name;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-bench-batch-'));
+  const config = loadConfig({ ...process.env, DATABASE_URL: u.toString(), DATA_DIR: dir, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'fatal' });
+  const service = await startService({ config, logger: createLogger({ level: 'fatal' }), listen: false, seed: false, jobs: false });
+  try {
+    const deps = service.deps;
+    const cpo = await aPartner(deps);
+    const count = Number(a.items);
+    const accounts = Math.max(1, Math.ceil(count / 25));
+    const conns: string[] = [];
+    const refs: string[] = [];
+    for (let i = 0; i < accounts; i++) {
+      const acc = await anAccountWithConnection(deps, { partnerId: cpo.partnerId });
+      const ref = `BENCH-${i}`;
+      await deps.db.updateTable('accounts').set({ cpo_external_ref: ref }).where('id', '=', acc.accountId).execute();
+      conns.push(acc.connectionId);
+      refs.push(ref);
+    }
+    let statements = 0;
+    const db = deps.db.withPlugin({
+      transformQuery: (args) => {
+        statements += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const timed = async (items: unknown[]) => {
+      statements = 0;
+      const t0 = performance.now();
+      const r = await recordSessionsBatch({ ...deps, db }, cpo.partnerId, items);
+      return { ms: performance.now() - t0, statements, counts: r.counts };
+    };
+    const fresh: number[] = [];
+    const replay: number[] = [];
+    let stmts = { fresh: 0, replay: 0 };
+    for (let run = 0; run < Number(a.runs); run++) {
+      // each run its own years of months, so the first post creates every item
+      const items = Array.from({ length: count }, (_, i) => {
+        const c = i % conns.length;
+        const m = Math.floor(i / conns.length); // 0 … 24: a distinct (connection, month) per item
+        const month = `${1990 + run * 3 + Math.floor(m / 12)}-${String((m % 12) + 1).padStart(2, '0')}`;
+        return i % 3 === 0 ? { cpo_external_ref: refs[c], month, kwh: 10 + (i % 7) } : { connection_id: conns[c], month, kwh: 10 + (i % 7) };
+      });
+      const f = await timed(items);
+      const r = await timed(items);
+      fresh.push(f.ms);
+      replay.push(r.ms);
+      stmts = { fresh: f.statements, replay: r.statements };
+      if (run === 0) process.stdout.write(`first run: new ${JSON.stringify(f.counts)}, replay ${JSON.stringify(r.counts)}\n`);
+    }
+    const p50 = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    const f1 = (v: number) => v.toFixed(1);
+    process.stdout.write(
+      `POST /v1/sessions:batch, ${count} items, ${a.runs} runs (PostgreSQL ${(await admin.query('show server_version')).rows[0].server_version}):\n` +
+        `  new months: p50 ${f1(p50(fresh))} ms, max ${f1(Math.max(...fresh))} ms, ${stmts.fresh} statements\n` +
+        `  replay:     p50 ${f1(p50(replay))} ms, max ${f1(Math.max(...replay))} ms, ${stmts.replay} statements\n`,
+    );
+  } finally {
+    await service.stop();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench:batch: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);
