@@ -6,12 +6,12 @@
 import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import { withTransientRetry } from '../db/transient.ts';
-import { markSeen } from '../domain/charging/live-state.ts';
 import type { AsidePart } from '../domain/charging/events.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
+import { SeenWriter } from './seen-writer.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RawFrames } from './raw-frames.ts';
@@ -42,6 +42,8 @@ const INGEST_BATCHES_IN_FLIGHT = 3;
 export class CallHandler {
   private readonly raw = new RawFrames();
 
+  /** last_seen_at of all sockets, written together (seen-writer.ts) */
+  readonly seen: SeenWriter;
   /** group commit of transaction messages (ingest-pipeline.ts); undefined when INGEST_BATCH_MAX is 0 */
   readonly pipeline: IngestPipeline | undefined;
 
@@ -49,6 +51,7 @@ export class CallHandler {
     private readonly deps: Deps,
     private readonly metrics: OcppMetrics,
   ) {
+    this.seen = new SeenWriter(deps);
     this.pipeline =
       deps.config.INGEST_BATCH_MAX > 0
         ? new IngestPipeline(deps, {
@@ -94,7 +97,7 @@ export class CallHandler {
   private async onCall(sock: CallSocket, chargerId: string, call: IncomingCall, raw: string | undefined): Promise<Record<string, unknown>> {
     const { protocol } = sock;
     const { method } = call;
-    await this.touch(sock, chargerId);
+    this.touch(sock, chargerId);
     const outcomeLabel = (o: string) => this.metrics.messages.inc({ protocol, action: method, outcome: o });
     if (method === 'DataTransfer') {
       outcomeLabel('ok');
@@ -133,22 +136,18 @@ export class CallHandler {
 
   /**
    * C4.8: last_seen_at is written at most every min(30 s, heartbeat/4), far inside the 2-heartbeat online
-   * window. A connection replaced in another process learns it on that write and steps aside. A failed write
-   * is tried again on the next message and never fails this one.
+   * window, by the process's SeenWriter (one statement for all sockets every 250 ms). A connection replaced in
+   * another process learns it on that write and steps aside. A failed write is noted again on the next message and
+   * never fails this one.
    */
-  private async touch(sock: CallSocket, chargerId: string): Promise<void> {
+  private touch(sock: CallSocket, chargerId: string): void {
     const now = this.deps.clock().getTime();
     const every = Math.min(30_000, (this.deps.config.HEARTBEAT_INTERVAL_SECONDS * 1000) / 4);
     if (sock.seenWrittenAt !== 0 && now - sock.seenWrittenAt < every && now >= sock.seenWrittenAt) return;
     sock.seenWrittenAt = now;
-    try {
-      if (!(await markSeen(this.deps, chargerId, sock.connectionId))) {
-        sock.client.close({ code: 1000, reason: 'Replaced by a newer connection' }).catch(() => {});
-      }
-    } catch (err) {
-      sock.seenWrittenAt = 0;
-      this.deps.logger.warn({ err, chargerId }, 'ocpp: could not write last_seen_at');
-    }
+    this.seen.note(chargerId, sock, () => {
+      sock.client.close({ code: 1000, reason: 'Replaced by a newer connection' }).catch(() => {});
+    });
   }
 
   /** C4.4: a StatusNotification never gets an error. */

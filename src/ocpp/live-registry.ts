@@ -188,11 +188,17 @@ export class LiveRegistry implements CommandExecutor {
     }
   }
 
+  /** Writes the last_seen_at notes of this process's sockets now (they are written every 250 ms anyway). */
+  flushSeen(): Promise<void> {
+    return this.calls.seen.flush();
+  }
+
   async close(): Promise<void> {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
     for (const u of this.unsubscribe.splice(0)) u();
     await Promise.all([...this.held.values()].map((h) => h.queue));
+    await this.flushSeen();
     await Promise.all([...this.closing]);
     await releaseInstance(this.deps, this.instanceId).catch(() => {});
   }

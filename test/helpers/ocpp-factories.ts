@@ -115,3 +115,8 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Pro
     }
   }
 }
+
+/** Writes the service's pending last_seen_at notes now (the OCPP edge writes them every 250 ms). */
+export async function flushSeen(svc: TestService): Promise<void> {
+  await (svc.deps.services.ocpp as { flushSeen(): Promise<void> }).flushSeen();
+}

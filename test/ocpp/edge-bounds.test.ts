@@ -104,10 +104,11 @@ describe('handshake deadline and pending calls (C4.12)', () => {
     ws.on('message', (d) => answers.push(JSON.parse(d.toString()) as unknown[]));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
 
-    // the socket's first call writes last_seen_at: with the table locked, every call stays waiting in the queue
+    // the socket's first call writes the connector status: with the table locked, every call stays waiting in the queue
     const unlock = await lockTable(svc, 'ocpp_chargers');
     try {
-      for (let i = 0; i < 20; i++) ws.send(JSON.stringify([2, `m${i}`, 'Heartbeat', {}]));
+      ws.send(JSON.stringify([2, 'm0', 'StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' }]));
+      for (let i = 1; i < 20; i++) ws.send(JSON.stringify([2, `m${i}`, 'Heartbeat', {}]));
       await eventually(() => expect(answers).toHaveLength(4));
       expect(answers).toEqual(['m16', 'm17', 'm18', 'm19'].map((id) => [4, id, 'GenericError', 'busy', {}]));
     } finally {

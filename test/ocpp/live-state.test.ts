@@ -4,6 +4,7 @@ import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+import { flushSeen } from '../helpers/ocpp-factories.ts';
 
 const clock = testClock('2026-11-22T10:00:00Z');
 let svc: TestService;
@@ -40,6 +41,7 @@ describe('live state (C4.8)', () => {
       clock.advance(121_000); // more than 2 × 60 s of silence
       expect(await statusOf(ch.chargerId)).toBe('offline');
       expect(await cli.call('Heartbeat', {})).toEqual({ currentTime: '2026-11-22T10:02:01Z' });
+      await flushSeen(svc); // last_seen_at notes are written every 250 ms
       expect(await statusOf(ch.chargerId)).toBe('online');
     } finally {
       await cli.close();

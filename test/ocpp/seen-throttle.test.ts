@@ -5,6 +5,7 @@ import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+import { flushSeen } from '../helpers/ocpp-factories.ts';
 
 const clock = testClock('2026-11-22T10:00:00Z');
 let svc: TestService;
@@ -32,14 +33,17 @@ describe('last_seen_at throttle (C4.8)', () => {
       expect((await liveRow(ch.chargerId)).last_seen_at!.toISOString()).toBe('2026-11-22T10:00:00.000Z');
       clock.advance(10_000);
       await cli.call('Heartbeat', {});
+      await flushSeen(svc);
       expect((await liveRow(ch.chargerId)).last_seen_at!.toISOString()).toBe('2026-11-22T10:00:00.000Z');
       expect(await statusOf(ch.chargerId)).toBe('online');
       clock.advance(6_000);
       await cli.call('Heartbeat', {});
+      await flushSeen(svc);
       expect((await liveRow(ch.chargerId)).last_seen_at!.toISOString()).toBe('2026-11-22T10:00:16.000Z');
       clock.advance(119_000); // 2 × 60 s minus 1 s after the last write
       expect(await statusOf(ch.chargerId)).toBe('online');
       await cli.call('Heartbeat', {});
+      await flushSeen(svc);
       expect((await liveRow(ch.chargerId)).last_seen_at!.toISOString()).toBe('2026-11-22T10:02:15.000Z');
     } finally {
       await cli.close();

@@ -31,14 +31,19 @@ export async function markConnected(
  * A message arrived on this connection. Returns false when a newer connection (maybe in another process)
  * has taken the charger over: the caller then closes this older socket (C4.2).
  */
-export async function markSeen(deps: Deps, chargerId: string, connectionId: string): Promise<boolean> {
-  const r = await deps.db
-    .updateTable('ocpp_chargers')
-    .set({ last_seen_at: deps.clock() })
-    .where('charger_id', '=', chargerId)
-    .where('connection_id', '=', connectionId)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+/**
+ * last_seen_at for many connections in one statement; returns the charger ids whose row still names the given
+ * connection (written). A charger missing from the answer was taken over by a newer connection, elsewhere.
+ */
+export async function markSeenMany(deps: Deps, seen: Array<{ chargerId: string; connectionId: string; at: Date }>): Promise<Set<string>> {
+  if (seen.length === 0) return new Set();
+  const r = await sql<{ charger_id: string }>`
+    update ocpp_chargers c set last_seen_at = u.at
+      from unnest(${seen.map((x) => x.chargerId)}::uuid[], ${seen.map((x) => x.connectionId)}::text[], ${seen.map((x) => x.at)}::timestamptz[])
+           as u(charger_id, connection_id, at)
+     where c.charger_id = u.charger_id and c.connection_id = u.connection_id
+    returning c.charger_id`.execute(deps.db);
+  return new Set(r.rows.map((x) => x.charger_id));
 }
 
 /** The socket closed. Only the connection that still holds the charger clears the state (C4.2). */
