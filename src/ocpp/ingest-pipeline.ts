@@ -25,15 +25,6 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-export interface PipelineStats {
-  batches: number;
-  messages: number;
-  setBased: number;
-  largestBatch: number;
-  /** batches undone and run message by message */
-  fallbacks: number;
-}
-
 export interface PipelineOptions {
   maxBatch: number;
   flushMs: number;
@@ -47,8 +38,6 @@ export class IngestPipeline {
   private queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
-  private readonly idle = new Set<() => void>();
-  readonly stats: PipelineStats = { batches: 0, messages: 0, setBased: 0, largestBatch: 0, fallbacks: 0 };
 
   constructor(
     private readonly deps: Deps,
@@ -64,12 +53,6 @@ export class IngestPipeline {
     });
   }
 
-  /** Resolves once nothing is queued or in flight (a clean stop answers what it accepted). */
-  drained(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.add(resolve));
-  }
-
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -78,22 +61,14 @@ export class IngestPipeline {
       this.inFlight += 1;
       void this.run(batch).finally(() => {
         this.inFlight -= 1;
-        if (this.queue.length > 0) {
-          // a full batch goes at once; a partial one waits for its window like any other
-          if (this.queue.length >= this.opts.maxBatch) this.flush();
-          else this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs);
-        } else if (this.inFlight === 0) {
-          for (const done of this.idle) done();
-          this.idle.clear();
-        }
+        // a full batch goes at once; a partial one waits for its window like any other
+        if (this.queue.length >= this.opts.maxBatch) this.flush();
+        else if (this.queue.length > 0) this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs);
       });
     }
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    this.stats.batches += 1;
-    this.stats.messages += batch.length;
-    this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
     let outcomes: EventOutcome[];
     let setBased = 0;
     try {
@@ -116,12 +91,10 @@ export class IngestPipeline {
     } catch {
       // undone: each message on its own, with its own transaction, as the one-message path runs it; what it
       // throws goes to its caller (retried when transient, quarantined when the data is unusable)
-      this.stats.fallbacks += 1;
       this.opts.onBatch?.({ size: batch.length, outcome: 'fallback', setBased: 0 });
       await Promise.all(batch.map((p) => handleChargerEvent(this.deps, p.ctx, p.ev).then(p.resolve, p.reject)));
       return;
     }
-    this.stats.setBased += setBased;
     this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased });
     for (const [i, p] of batch.entries()) p.resolve(outcomes[i]!);
   }
