@@ -4,18 +4,18 @@
 // recordSessionsBatch on the service's own database, in-process. A fresh database holds one CPO partner with
 // --items / 25 accounts (a third named by cpo_external_ref); each run posts --items items for new months, then the
 // same items again (a replay). Prints p50/max per kind and the statements per request (counted by a kysely plugin).
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { recordSessionsBatch } from '../src/domain/energy/sessions-batch.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/main.ts';
 import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
 import { aPartner } from '../test/helpers/factories.ts';
+import { freshDatabase } from './fresh-db.ts';
 
 const { values: a } = parseArgs({ options: { items: { type: 'string', default: '1000' }, runs: { type: 'string', default: '5' } } });
 const base = process.env.DATABASE_URL;
@@ -25,14 +25,9 @@ if (!base) {
 }
 
 async function main(): Promise<void> {
-  const name = `ere_bench_batch_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const u = new URL(base!);
-  u.pathname = '/' + name;
+  const fresh = await freshDatabase(base!, 'ere_bench_batch');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-bench-batch-'));
-  const config = loadConfig({ ...process.env, DATABASE_URL: u.toString(), DATA_DIR: dir, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'fatal' });
+  const config = loadConfig({ ...process.env, DATABASE_URL: fresh.url, DATA_DIR: dir, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'fatal' });
   const service = await startService({ config, logger: createLogger({ level: 'fatal' }), listen: false, seed: false, jobs: false });
   try {
     const deps = service.deps;
@@ -83,14 +78,13 @@ async function main(): Promise<void> {
     const p50 = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     const f1 = (v: number) => v.toFixed(1);
     process.stdout.write(
-      `POST /v1/sessions:batch, ${count} items, ${a.runs} runs (PostgreSQL ${(await admin.query('show server_version')).rows[0].server_version}):\n` +
+      `POST /v1/sessions:batch, ${count} items, ${a.runs} runs (PostgreSQL ${(await sql<{ server_version: string }>`show server_version`.execute(deps.db)).rows[0]!.server_version}):\n` +
         `  new months: p50 ${f1(p50(fresh))} ms, max ${f1(Math.max(...fresh))} ms, ${stmts.fresh} statements\n` +
         `  replay:     p50 ${f1(p50(replay))} ms, max ${f1(Math.max(...replay))} ms, ${stmts.replay} statements\n`,
     );
   } finally {
     await service.stop();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await fresh.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

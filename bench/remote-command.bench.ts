@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { RPCClient } from 'ocpp-rpc';
 import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
 import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
+import { freshDatabase } from './fresh-db.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -29,29 +29,10 @@ if (!base) {
 }
 const ADMIN = crypto.randomBytes(16).toString('hex');
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `ere_bench_cmd_${crypto.randomBytes(4).toString('hex')}`;
-  const c = new pg.Client({ connectionString: base });
-  await c.connect();
-  await c.query(`create database ${name}`);
-  await c.end();
-  const u = new URL(base!);
-  u.pathname = '/' + name;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const d = new pg.Client({ connectionString: base });
-      await d.connect();
-      await d.query(`drop database if exists ${name} with (force)`).catch(() => {});
-      await d.end();
-    },
-  };
-}
-
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function main(): Promise<void> {
-  const db = await freshDatabase();
+  const db = await freshDatabase(base!, 'ere_bench_cmd');
   const dirA = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-cmd-a-'));
   const dirB = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-cmd-b-'));
   const env = { DATABASE_URL: db.url, APP_ENV: 'sandbox', ADMIN_TOKEN: ADMIN, JOBS_ENABLED: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PERSONAL_PER_MIN: '100000' };

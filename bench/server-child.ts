@@ -8,8 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { startBareServer } from '../simulator/bare-server.ts';
+import { freshDatabase } from './fresh-db.ts';
 
 const kind = process.argv[2];
 const count = Number(process.argv[3] ?? '100');
@@ -32,25 +32,6 @@ let stop: () => Promise<void> = async () => {};
 /** gateway only: the periodic register readings it stored (to compare with what the driver saw acknowledged) */
 let stored: () => Promise<{ count: number; wh_sum: string } | null> = async () => null;
 
-async function freshPgDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `ere_bench_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = '/' + name;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`).catch(() => {});
-      await c.end();
-    },
-  };
-}
-
 async function startGateway(): Promise<{ url: string; db: string }> {
   const { loadConfig } = await import('../src/config.ts');
   const { startService } = await import('../src/main.ts');
@@ -59,7 +40,7 @@ async function startGateway(): Promise<{ url: string; db: string }> {
   const { createUser } = await import('../src/domain/credentials/tokens.ts');
   const { registerOcppCharger } = await import('../src/domain/chargers/register-ocpp-charger.ts');
   let pgDb: { url: string; drop: () => Promise<void> } | undefined;
-  if (process.env.DATABASE_URL) pgDb = await freshPgDatabase(process.env.DATABASE_URL);
+  if (process.env.DATABASE_URL) pgDb = await freshDatabase(process.env.DATABASE_URL, 'ere_bench');
   const config = loadConfig({
     ...process.env,
     APP_ENV: 'sandbox',

@@ -5,13 +5,12 @@
 // a periodic MeterValues: session, connector, context Sample.Periodic, no signature), and the size of
 // meter_readings (every partition, its indexes and TOAST) is divided by the row count. Prints the bytes per reading
 // and what a charger writes in a year at one reading per 60 s and per 10 s.
-import crypto from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { createDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { freshDatabase } from './fresh-db.ts';
 
 const { values: a } = parseArgs({
   options: { chargers: { type: 'string', default: '1000' }, hours: { type: 'string', default: '24' }, json: { type: 'boolean', default: false } },
@@ -23,13 +22,8 @@ if (!base) {
 }
 
 async function main(): Promise<void> {
-  const name = `ere_bench_storage_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const u = new URL(base!);
-  u.pathname = '/' + name;
-  const h = await createDb({ DATABASE_URL: u.toString(), DB_STATEMENT_TIMEOUT_MS: 0 });
+  const fresh = await freshDatabase(base!, 'ere_bench_storage');
+  const h = await createDb({ DATABASE_URL: fresh.url, DB_STATEMENT_TIMEOUT_MS: 0 });
   try {
     await migrate(h.db);
     const chargers = Number(a.chargers);
@@ -59,7 +53,7 @@ async function main(): Promise<void> {
     const year = (everyS: number) => Math.round((perReading * (365 * 86_400)) / everyS / 1e6);
     const out = {
       machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown' },
-      postgres: (await sql<{ v: string }>`show server_version`.execute(h.db)).rows[0]!.v,
+      postgres: (await sql<{ server_version: string }>`show server_version`.execute(h.db)).rows[0]!.server_version,
       readings: Number(rows),
       bytes_total: Number(bytes),
       bytes_per_reading: perReading,
@@ -77,8 +71,7 @@ async function main(): Promise<void> {
       );
   } finally {
     await h.close();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await fresh.drop();
   }
 }
 
