@@ -11,6 +11,7 @@ import { quarantineMessage, quarantineParts } from '../domain/charging/quarantin
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
+import { nestsDeeperThan } from '../lib/json-depth.ts';
 import { SeenWriter } from './seen-writer.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
@@ -182,7 +183,8 @@ export class CallHandler {
     let id: string;
     try {
       ack = adapter.unusableAck ? await withTransientRetry(() => adapter.unusableAck!(this.deps)) : {};
-      const frame = raw ?? JSON.stringify([2, call.messageId, call.method, call.params]);
+      // the raw text is kept for every live call; rebuilt only if it is missing, and never from a hostile depth
+      const frame = raw ?? (nestsDeeperThan(call.params, 64) ? '(frame not kept: nested too deep)' : JSON.stringify([2, call.messageId, call.method, call.params]));
       const q = { chargerId, protocol, action: call.method, messageId: call.messageId, raw: frame, payload: call.params, reason, ack: Object.keys(ack).length ? ack : null };
       id = await withTransientRetry(() => quarantineMessage(this.deps, q));
     } catch (err) {

@@ -6,7 +6,11 @@
 import type { EnergyReading, SignedValue } from '../domain/charging/events.ts';
 import { ENERGY_REGISTER } from '../domain/charging/readings.ts';
 import { divRound } from '../lib/decimal.ts';
+import { nestsDeeperThan } from '../lib/json-depth.ts';
 import { type Reader, Unusable } from './tolerant.ts';
+
+/** a signedMeterValue is an object of strings; deeper nesting is not kept (JSON.stringify would recurse into it) */
+const MAX_SIGNED_DEPTH = 4;
 
 const MEASURANDS = [
   'Energy.Active.Import.Register', 'Energy.Active.Export.Register', 'Energy.Reactive.Import.Register',
@@ -66,6 +70,10 @@ function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample 
   if (exp > 0) units *= 10n ** BigInt(exp);
   else if (exp < 0) units = divRound(units, 10n ** BigInt(-exp));
   const wh = r.boundedWh(units, 'value', unit === 'Wh');
+  // kept verbatim as JSON; a real one is a flat object of four strings, so anything nested deep is not one
+  if (v === 'ocpp2.0.1' && sv.signedMeterValue !== undefined && nestsDeeperThan(sv.signedMeterValue, MAX_SIGNED_DEPTH)) {
+    throw new Unusable('signedMeterValue is nested too deep');
+  }
   const sm = v === 'ocpp2.0.1' && sv.signedMeterValue !== undefined ? JSON.stringify(sv.signedMeterValue) : null;
   return { phase, wh, signed: sm, context };
 }

@@ -152,6 +152,16 @@ describe('hostile shapes found by the fuzz test', () => {
     expect(logLines.filter((l) => l.msg === 'ocpp: message handling failed')).toEqual([]);
   });
 
+  it('a 2.0.1 signedMeterValue nested 10,000 deep is set aside, the message acknowledged (no stack overflow)', async () => {
+    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    const frame = `[2,"deep-s","MeterValues",{"evseId":1,"meterValue":[{"timestamp":"${at(1)}","sampledValue":[{"value":1000,"signedMeterValue":${deep}}]}]}]`;
+    const before = logLines.filter((l) => l.msg === 'ocpp: message handling failed').length;
+    await withCharger('ocpp2.0.1', async (cli) => {
+      expect(await rawCall(cli, 'deep-s', frame)).toEqual([3, 'deep-s', {}]);
+    });
+    expect(logLines.filter((l) => l.msg === 'ocpp: message handling failed')).toHaveLength(before);
+  });
+
   it('a transaction message nested 10,000 deep is acknowledged and quarantined with its raw text (no stack overflow)', async () => {
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
     const frame = `[2,"deep-1","MeterValues",{"connectorId":1,"meterValue":${deep}}]`;

@@ -2,6 +2,7 @@
 // text (NUL escapes and all), with its reason; an unreadable part of an applied message is kept as kind 'part'.
 // An operator lists them and replays a message after a fix (src/ocpp/replay.ts); the outcome is recorded here.
 import { sql } from 'kysely';
+import { nestsDeeperThan } from '../../lib/json-depth.ts';
 import { isoUtc } from '../../lib/time.ts';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
@@ -13,31 +14,19 @@ const storable = (s: string) => s.replace(/\u0000/g, '\\u0000');
 /** Deepest nesting kept as jsonb; a deeper payload is kept as raw text only (a charger never sends one). */
 const MAX_JSONB_DEPTH = 32;
 
-/** Nesting depth of a parsed JSON value, walked without recursion (a hostile frame can nest 10,000 deep). */
-function depthOver(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d > limit) return true;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
-  }
-  return false;
-}
-
 /**
  * The payload as jsonb when jsonb can hold it: it rejects \u0000 and lone surrogate escapes, and a payload
  * nested deeper than MAX_JSONB_DEPTH is not worth the recursion (JSON.stringify's and PostgreSQL's); raw keeps all.
  */
 function jsonbOrNull(payload: unknown): string | null {
-  if (payload === undefined || depthOver(payload, MAX_JSONB_DEPTH)) return null;
+  if (payload === undefined || nestsDeeperThan(payload, MAX_JSONB_DEPTH)) return null;
   const text = JSON.stringify(payload);
   return /\\u(0000|d[89a-f])/i.test(text) ? null : text;
 }
 
 /** A set-aside part as text; one nested absurdly deep is described, not serialised. */
 function partText(part: unknown): string {
-  if (depthOver(part ?? null, MAX_JSONB_DEPTH)) return JSON.stringify(`(a part nested deeper than ${MAX_JSONB_DEPTH} levels; not kept)`);
+  if (nestsDeeperThan(part ?? null, MAX_JSONB_DEPTH)) return JSON.stringify(`(a part nested deeper than ${MAX_JSONB_DEPTH} levels; not kept)`);
   return JSON.stringify(part ?? null);
 }
 
