@@ -7,14 +7,14 @@
 // live-registry.ts), so a batch holds at most one message per charger and batches in flight never share a
 // charger; nothing here reorders a charger's messages.
 //
-// In a batch, the common messages (readings that continue a known session) are written set-based
-// (domain/charging/batch.ts: three statements for the whole batch); the others run through the one-message
+// In a batch, the common messages (readings that continue a known session, starts of new sessions) are written
+// set-based (domain/charging/batch.ts: a few statements for the whole batch); the others run through the one-message
 // handler inside the same transaction. If anything in the batch fails, the transaction is undone and every
 // message of it runs on its own, exactly as without the pipeline, so a bad message is judged (and quarantined)
 // alone and a good one is never held back by it.
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
-import { applySetBased, type BatchItem } from '../domain/charging/batch.ts';
+import { applySetBased, applySetBasedStarts, type BatchItem } from '../domain/charging/batch.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
 
@@ -74,7 +74,9 @@ export class IngestPipeline {
     try {
       outcomes = await this.deps.db.transaction().execute(async (trx) => {
         const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
-        const set = await applySetBased(trx, items);
+        const readings = await applySetBased(trx, items);
+        const starts = await applySetBasedStarts(trx, items, this.deps.clock());
+        const set = items.map((_, i) => readings[i] ?? starts[i]);
         const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
         const all: EventOutcome[] = [];
         for (const [i, p] of batch.entries()) {

@@ -16,9 +16,17 @@ export async function idTagVerdict(deps: Deps, chargerId: string, idTag: string)
     .select(['ocpp_chargers.auth_policy', 'ocpp_id_tokens.status', 'ocpp_id_tokens.expires_at'])
     .where('ocpp_chargers.charger_id', '=', chargerId)
     .executeTakeFirst();
+  return verdictOfRow(row, deps.clock());
+}
+
+/** The verdict from a charger's auth policy and its token row (none: not listed), as of `now`. */
+export function verdictOfRow(
+  row: { auth_policy: string; status: IdTagVerdict | null; expires_at: Date | null } | undefined,
+  now: Date,
+): { verdict: IdTagVerdict; expiresAt: Date | null } {
   if (!row || row.auth_policy === 'accept_all') return { verdict: 'Accepted', expiresAt: null };
   if (!row.status) return { verdict: 'Invalid', expiresAt: null };
-  if (row.expires_at && row.expires_at.getTime() <= deps.clock().getTime()) return { verdict: 'Expired', expiresAt: row.expires_at };
+  if (row.expires_at && row.expires_at.getTime() <= now.getTime()) return { verdict: 'Expired', expiresAt: row.expires_at };
   return { verdict: row.status, expiresAt: row.expires_at };
 }
 
