@@ -74,8 +74,9 @@ export class IngestPipeline {
     try {
       outcomes = await this.deps.db.transaction().execute(async (trx) => {
         const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
-        const readings = await applySetBased(trx, items);
-        const starts = await applySetBasedStarts(trx, items, this.deps.clock());
+        const now = this.deps.clock();
+        const readings = await applySetBased(trx, items, now);
+        const starts = await applySetBasedStarts(trx, items, now);
         const set = items.map((_, i) => readings[i] ?? starts[i]);
         const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
         const all: EventOutcome[] = [];

@@ -29,6 +29,8 @@ interface Candidate {
   maxW: number;
   readings: EnergyReading[];
   outcome: EventOutcome;
+  /** a stop (1.6 StopTransaction, 2.0.1 TransactionEvent Ended): the session is ended as endSession ends it */
+  stop?: { endedAt: Date; meterStopWh: bigint | null; reason: string | null; idTag: string | null };
 }
 
 /** Thrown inside the batch's transaction when the database showed a reading was not new: the batch is undone. */
@@ -53,16 +55,34 @@ function candidateOf(item: BatchItem, index: number): Candidate | null {
     if (ev.idTag !== null) return null; // an id token needs its verdict: the one-message path
     transactionId = ev.chargerTransactionId;
     outcome = { kind: 'transaction', verdict: null, aside: [] };
+  } else if (ev.kind === 'transaction_ended') {
+    if (ev.ref.kind === 'unknown' || ev.signed?.length) return null; // matched by connector and time / signs a reading
+    const readings = mergeReadings([...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')]);
+    if (!strictlyInTime(readings)) return null;
+    return {
+      index,
+      chargerId: item.chargerId,
+      transactionId: ev.ref.transactionId,
+      maxW: item.maxPowerW,
+      readings,
+      outcome: { kind: 'transaction', verdict: null, aside: [] }, // the verdict is added once read
+      stop: { endedAt: ev.endedAt, meterStopWh: ev.meterStopWh, reason: ev.reason, idTag: ev.idTag },
+    };
   } else {
     return null;
   }
   if (ev.signed?.length) return null;
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0) return null;
-  // register readings strictly one after another: their order in the table is their time order
-  const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
-  for (let i = 1; i < times.length; i++) if (times[i]! <= times[i - 1]!) return null;
+  if (!strictlyInTime(readings)) return null;
   return { index, chargerId: item.chargerId, transactionId, maxW: item.maxPowerW, readings, outcome };
+}
+
+/** Register readings strictly one after another in the message: their order in the table is their time order. */
+function strictlyInTime(readings: EnergyReading[]): boolean {
+  const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
+  for (let i = 1; i < times.length; i++) if (times[i]! <= times[i - 1]!) return false;
+  return true;
 }
 
 interface SessionState {
@@ -83,7 +103,7 @@ interface SessionState {
  * (undefined = not taken: the caller runs it through the one-message path). Throws BatchDiverged when a
  * reading turned out to be stored already (the caller undoes the transaction and runs every item alone).
  */
-export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<EventOutcome | undefined>> {
+export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   const candidates = items.map(candidateOf).filter((c): c is Candidate => c !== null);
   if (candidates.length === 0) return out;
@@ -100,7 +120,7 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
   const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));
 
   const rows: Array<Record<string, unknown>> = [];
-  const updates: Array<{ id: string; energy: string; lastWh: string | null; lastAt: Date | null }> = [];
+  const updates: Array<{ id: string; energy: string; lastWh: string | null; lastAt: Date | null; stop: Candidate['stop'] }> = [];
   const taken: Candidate[] = [];
   for (const c of candidates) {
     const s = byKey.get(`${c.chargerId}|${c.transactionId}`);
@@ -124,10 +144,15 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
       rows.push({ ...readingRow(c.chargerId, s.connector_id, s.id, r), anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
     }
     const last = registers[registers.length - 1];
-    updates.push({ id: s.id, energy: energy.toString(), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since });
+    updates.push({ id: s.id, energy: energy.toString(), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, stop: c.stop });
     taken.push(c);
   }
   if (taken.length === 0) return out;
+
+  // a stop's id tag gets its verdict, as the one-message path gives it
+  const tagged = taken.filter((c) => c.stop?.idTag != null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.stop!.idTag! }));
+  const verdicts = await verdictsOf(trx, tagged, now);
+  for (const c of taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
 
   // 2. one statement writes it all: it checks that no register reading is stored already, then inserts every
   // reading and updates every session, or, when one is (the stored state is not what this path assumed), writes
@@ -161,10 +186,20 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
     ),
     sessions as (
       update charging_sessions s
-         set energy_wh = u.energy, last_meter_wh = u.last_wh, last_reading_at = u.last_at, updated_at = now()
+         set energy_wh = u.energy, last_meter_wh = u.last_wh, last_reading_at = u.last_at, updated_at = now(),
+             -- a stop ends the session (endSession), its stop value being the meterStop or else the last reading
+             status = case when u.stop then 'completed' else s.status end,
+             end_provisional = case when u.stop then false else s.end_provisional end,
+             ended_at = case when u.stop then u.ended_at else s.ended_at end,
+             meter_stop_wh = case when u.stop then coalesce(u.meter_stop, u.last_wh) else s.meter_stop_wh end,
+             stop_reason = case when u.stop then u.reason else s.stop_reason end,
+             id_tag = case when u.stop then coalesce(s.id_tag, u.tag) else s.id_tag end
         from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.energy)}::bigint[],
-                    ${updates.map((u) => u.lastWh)}::bigint[], ${updates.map((u) => u.lastAt)}::timestamptz[])
-             as u(id, energy, last_wh, last_at)
+                    ${updates.map((u) => u.lastWh)}::bigint[], ${updates.map((u) => u.lastAt)}::timestamptz[],
+                    ${updates.map((u) => u.stop !== undefined)}::boolean[], ${updates.map((u) => u.stop?.endedAt ?? null)}::timestamptz[],
+                    ${updates.map((u) => (u.stop?.meterStopWh == null ? null : u.stop.meterStopWh.toString()))}::bigint[],
+                    ${updates.map((u) => u.stop?.reason ?? null)}::text[], ${updates.map((u) => u.stop?.idTag ?? null)}::text[])
+             as u(id, energy, last_wh, last_at, stop, ended_at, meter_stop, reason, tag)
        where s.id = u.id and (select n from stored) = 0
       returning 1
     )
@@ -173,6 +208,23 @@ export async function applySetBased(trx: Db, items: BatchItem[]): Promise<Array<
 
   for (const c of taken) out[c.index] = c.outcome;
   return out;
+}
+
+/** The id-tag verdicts of many messages in one query, by item index (idTagVerdict's rule: verdictOfRow). */
+async function verdictsOf(trx: Db, tagged: Array<{ index: number; chargerId: string; idTag: string }>, now: Date): Promise<Map<number, IdTagVerdict>> {
+  const verdicts = new Map<number, IdTagVerdict>();
+  if (tagged.length === 0) return verdicts;
+  const rows = await sql<{ i: number; auth_policy: string | null; status: IdTagVerdict | null; expires_at: Date | null }>`
+    select u.i, c.auth_policy, t.status, t.expires_at
+      from unnest(${tagged.map((c) => c.index)}::int[], ${tagged.map((c) => c.chargerId)}::uuid[], ${tagged.map((c) => c.idTag)}::text[])
+           as u(i, charger_id, tag)
+      left join ocpp_chargers c on c.charger_id = u.charger_id
+      left join ocpp_id_tokens t on t.charger_id = u.charger_id and t.id_token = u.tag`.execute(trx);
+  for (const r of rows.rows) {
+    const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at };
+    verdicts.set(r.i, verdictOfRow(row, now).verdict);
+  }
+  return verdicts;
 }
 
 // ---- starts ----------------------------------------------------------------------------------------------------
@@ -229,20 +281,11 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   if (starts.length === 0) return out;
 
   // 2. the id-tag verdicts (a start is recorded whatever its verdict)
-  const tagged = starts.filter((c) => c.ev.idTag !== null);
-  const verdicts = new Map<number, IdTagVerdict>();
-  if (tagged.length > 0) {
-    const rows = await sql<{ i: number; auth_policy: string | null; status: IdTagVerdict | null; expires_at: Date | null }>`
-      select u.i, c.auth_policy, t.status, t.expires_at
-        from unnest(${tagged.map((c) => c.index)}::int[], ${tagged.map((c) => c.chargerId)}::uuid[], ${tagged.map((c) => c.ev.idTag)}::text[])
-             as u(i, charger_id, tag)
-        left join ocpp_chargers c on c.charger_id = u.charger_id
-        left join ocpp_id_tokens t on t.charger_id = u.charger_id and t.id_token = u.tag`.execute(trx);
-    for (const r of rows.rows) {
-      const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at };
-      verdicts.set(r.i, verdictOfRow(row, now).verdict);
-    }
-  }
+  const verdicts = await verdictsOf(
+    trx,
+    starts.filter((c) => c.ev.idTag !== null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.ev.idTag! })),
+    now,
+  );
 
   // 3. a session left open on the connector, started before this one, is closed provisionally (C4.6)
   await sql`
