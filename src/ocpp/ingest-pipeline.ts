@@ -17,6 +17,7 @@ import { joinTransaction } from '../db/join-transaction.ts';
 import { applySetBased, applySetBasedStarts, type BatchItem } from '../domain/charging/batch.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
+import { maxPowerWOf } from '../domain/charging/readings.ts';
 
 interface Pending {
   ctx: EventContext;
@@ -73,6 +74,11 @@ export class IngestPipeline {
     let setBased = 0;
     try {
       outcomes = await this.deps.db.transaction().execute(async (trx) => {
+        // each socket's charger power, read once for all sockets of the batch that have not cached it yet (the
+        // set-based path needs it; the socket keeps it until its next BootNotification)
+        const uncached = batch.filter((p) => p.ctx.cache && p.ctx.cache.maxPowerW === undefined).map((p) => p.ctx.chargerId);
+        const powers = await maxPowerWOf(trx, [...new Set(uncached)], this.deps.config.OCPP_MAX_POWER_W);
+        for (const p of batch) if (p.ctx.cache && p.ctx.cache.maxPowerW === undefined && powers.has(p.ctx.chargerId)) p.ctx.cache.maxPowerW = powers.get(p.ctx.chargerId)!;
         const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
         const now = this.deps.clock();
         const readings = await applySetBased(trx, items, now);

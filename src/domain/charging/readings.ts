@@ -74,13 +74,20 @@ export async function storeReadings(
 
 /** Maximum power of a charger in W: its catalog model's, else OCPP_MAX_POWER_W. */
 export async function maxPowerW(trx: Trx, chargerId: string, fallbackW: number): Promise<number> {
-  const row = await trx
+  return (await maxPowerWOf(trx, [chargerId], fallbackW)).get(chargerId)!;
+}
+
+/** maxPowerW for many chargers in one query, by charger id. */
+export async function maxPowerWOf(trx: Trx, chargerIds: string[], fallbackW: number): Promise<Map<string, number>> {
+  if (chargerIds.length === 0) return new Map();
+  const rows = await trx
     .selectFrom('chargers')
     .leftJoin('catalog_models', 'catalog_models.id', 'chargers.catalog_model_id')
-    .select('catalog_models.max_power_w')
-    .where('chargers.id', '=', chargerId)
-    .executeTakeFirst();
-  return row?.max_power_w ?? fallbackW;
+    .select(['chargers.id', 'catalog_models.max_power_w'])
+    .where('chargers.id', 'in', chargerIds)
+    .execute();
+  const known = new Map(rows.map((r) => [r.id, r.max_power_w]));
+  return new Map(chargerIds.map((id) => [id, known.get(id) ?? fallbackW]));
 }
 
 export interface SessionEnergy {
