@@ -14,6 +14,7 @@ import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerReplyGuard } from './plugins/reply-guard.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
 import type { App, RouteRegistrar } from './types.ts';
@@ -90,6 +91,7 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  registerReplyGuard(app);
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
     return payload;
