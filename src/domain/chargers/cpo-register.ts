@@ -7,8 +7,7 @@ import { isUuid } from '../accounts/format.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { resolveCatalogModel, type CatalogModel } from '../catalog/resolve.ts';
 import { findCatalogModel } from '../catalog/list.ts';
-
-export const MAX_ACTIVE_CHARGERS = 10;
+import { assertRoomForCharger } from './charger-limit.ts';
 
 export interface RegisterChargerBody {
   account_id?: unknown;
@@ -84,10 +83,8 @@ export async function registerCpoCharger(deps: Deps, partnerId: string, raw: unk
     if (chargers.length > 0 && !serial) {
       throw new DomainError('serial_required', 'The account already has a charger; send serial_number for every further charger.');
     }
-    // rule 5
-    if (chargers.length >= MAX_ACTIVE_CHARGERS) {
-      throw new DomainError('charger_limit', `An account holds at most ${MAX_ACTIVE_CHARGERS} active chargers.`);
-    }
+    // rule 5, the same on every route (the account row is already locked above)
+    await assertRoomForCharger(trx, accountId);
     // rules 3 and 6: this environment's catalog, resolved server-side; the caller never asserts MID status
     let model: Pick<CatalogModel, 'catalog_charger_id' | 'brand' | 'model' | 'mid_meter'>;
     if (byId) {

@@ -1,9 +1,11 @@
 // C4.9 registration of an OCPP charger: Personal POST /chargers, the sandbox seed and the simulator use this.
+// A charger put on an account counts toward that account's 10 active chargers (charger-limit.ts).
 // The password is shown once and stored only as hashSecret(password) (C0.6).
 import crypto from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { hashSecret } from '../../lib/secrets.ts';
 import { DomainError } from '../errors.ts';
+import { assertRoomForCharger } from './charger-limit.ts';
 import { ensureOcppCharger } from './ocpp-charger.ts';
 
 export const OCPP_IDENTITY = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -30,15 +32,16 @@ export async function registerOcppCharger(
   const identity = input.identity ?? `ERE-${crypto.randomBytes(5).toString('hex').toUpperCase()}`;
   if (!OCPP_IDENTITY.test(identity)) throw new DomainError('invalid_request', 'ocpp_identity: must match ^[A-Za-z0-9_.-]{1,64}$');
   const accountId = input.accountId ?? null;
-  if (accountId !== null) {
-    const acc = UUID.test(accountId)
-      ? await deps.db.selectFrom('accounts').select('id').where('id', '=', accountId).where('owner_user_id', '=', input.ownerUserId).executeTakeFirst()
-      : undefined;
-    if (!acc) throw new DomainError('account_not_found', `No account ${accountId} of yours.`);
-  }
+  if (accountId !== null && !UUID.test(accountId)) throw new DomainError('account_not_found', `No account ${accountId} of yours.`);
   // 24 random bytes: 32 characters, within OCPP's 16–40 character Basic-auth password limit
   const password = crypto.randomBytes(24).toString('base64url');
   const row = await deps.db.transaction().execute(async (trx) => {
+    if (accountId !== null) {
+      const acc = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).where('owner_user_id', '=', input.ownerUserId).executeTakeFirst();
+      if (!acc) throw new DomainError('account_not_found', `No account ${accountId} of yours.`);
+      // spec §4.1 rule 5 on this route too: at most 10 active chargers per account, under the account's row lock
+      await assertRoomForCharger(trx, accountId);
+    }
     const r = await trx
       .insertInto('chargers')
       .values({

@@ -34,6 +34,7 @@ export const adminChargerCredentialsRoutes: RouteRegistrar = (app, deps) => {
           }),
           ...errors,
           409: ErrorBody,
+          422: ErrorBody.describe('error: charger_limit (the account already has 10 active chargers)'),
         },
       },
     },

@@ -30,7 +30,15 @@ export const personalChargersRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Personal API'],
         summary: 'Register a new OCPP charger; the answer carries its OCPP password once',
         body: CreateChargerBody,
-        response: { 201: CreatedCharger, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: {
+          201: CreatedCharger,
+          400: ErrorBody,
+          401: ErrorBody,
+          403: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          422: ErrorBody.describe('error: charger_limit (the account already has 10 active chargers)'),
+        },
       },
     },
     async (req, reply) => {
