@@ -1,6 +1,6 @@
 // Amsterdam month boundaries (DST included) and the split of a session's register at a month boundary.
 import { describe, expect, it } from 'vitest';
-import { isoAmsterdam, monthEnd, monthOf, monthStart } from '../../src/domain/energy/amsterdam-time.ts';
+import { isoAmsterdam, monthEnd, monthOf, monthStart } from '../../src/lib/amsterdam-time.ts';
 import { splitSessionByMonth } from '../../src/domain/energy/split.ts';
 import { reviewDueAt } from '../../src/domain/ere/review.ts';
 

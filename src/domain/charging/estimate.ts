@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import { decToNumber, rescale, toDec } from '../../lib/decimal.ts';
 import { feeUnitsOf, netCents, priceUnitsOf } from '../ere/amounts.ts';
 import { ereForWh } from '../ere/factor.ts';
-import { localParts } from '../energy/amsterdam-time.ts';
+import { localParts } from '../../lib/amsterdam-time.ts';
 
 export interface EstimateBasis {
   price_per_ere: number;

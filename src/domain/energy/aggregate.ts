@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { ENERGY_REGISTER } from '../charging/readings.ts';
-import { monthEnd, monthOf, monthStart, nextMonth } from './amsterdam-time.ts';
+import { monthEnd, monthOf, monthStart, nextMonth } from '../../lib/amsterdam-time.ts';
 import { recordMonthlyEnergy } from './record-energy.ts';
 import { splitSessionByMonth, type RegisterPoint } from './split.ts';
 

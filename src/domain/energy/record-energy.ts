@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
 import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
-import { isMonth, monthOf } from './amsterdam-time.ts';
+import { isMonth, monthOf } from '../../lib/amsterdam-time.ts';
 
 export type RecordStatus = 'created' | 'updated' | 'unchanged' | 'rejected';
 export type RecordError =

@@ -2,7 +2,7 @@
 // consecutive readings that crosses a month boundary is split at the register value at the boundary, linearly
 // interpolated between the readings around it (bigint math, rounded half away from zero).
 import { divRound } from '../../lib/decimal.ts';
-import { monthBoundariesBetween, monthOf } from './amsterdam-time.ts';
+import { monthBoundariesBetween, monthOf } from '../../lib/amsterdam-time.ts';
 
 export interface RegisterPoint {
   at: Date;

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { DomainError } from '../errors.ts';
-import { isoUtc } from '../energy/amsterdam-time.ts';
+import { isoUtc } from '../../lib/amsterdam-time.ts';
 import { netCents } from './amounts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
-import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../energy/amsterdam-time.ts';
+import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../../lib/amsterdam-time.ts';
 import { avgPrice, ereForKwhUnits, kwhForEreUnits, netCents } from './amounts.ts';
 import { reviewDueAt } from './review.ts';
 import { userFeePct } from './ledger.ts';

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { toDec, formatDec } from '../../lib/decimal.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { DomainError } from '../errors.ts';
-import { isMonth, localMidnightPlusDays, monthEnd, localParts, isoUtc } from '../energy/amsterdam-time.ts';
+import { isMonth, localMidnightPlusDays, monthEnd, localParts, isoUtc } from '../../lib/amsterdam-time.ts';
 import { ereForKwhUnits } from './amounts.ts';
 
 export type ReviewAction = 'start' | 'register' | 'reject';

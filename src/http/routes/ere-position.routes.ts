@@ -1,7 +1,7 @@
 // Spec §4.3 GET /ere-position (Personal, scope chargers:read): the ERE position of the user's accounts.
 import { z } from 'zod';
 import { ErePositionQuery, ErePositionResponse } from '../../../schemas/http/ere-position.ts';
-import { localParts } from '../../domain/energy/amsterdam-time.ts';
+import { localParts } from '../../lib/amsterdam-time.ts';
 import { erePositionForUser } from '../../domain/ere/position.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';

@@ -1,7 +1,7 @@
 // C2.5 GET /v1/ere-positions (scope cpo:accounts:read): one position per account of the caller's partner.
 import { z } from 'zod';
 import { ErePositionsQuery, ErePositionsResponse } from '../../../schemas/http/ere-positions.ts';
-import { localParts } from '../../domain/energy/amsterdam-time.ts';
+import { localParts } from '../../lib/amsterdam-time.ts';
 import { listCpoErePositions } from '../../domain/ere/cpo-positions.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';

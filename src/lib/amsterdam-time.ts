@@ -1,5 +1,6 @@
-// Europe/Amsterdam calendar periods (C2.4, C6.8): months, quarters and days are Amsterdam local periods,
-// whose boundaries move with daylight saving time (UTC+1 in winter, UTC+2 in summer).
+// Europe/Amsterdam calendar periods (C2.4, C6.8): months, quarters and days are Amsterdam local periods, whose
+// boundaries move with daylight saving time (UTC+1 in winter, UTC+2 in summer). Shared by every area (energy, ERE,
+// charging, the HTTP edge), so it lives in src/lib and no domain folder imports another for the calendar.
 export const TIME_ZONE = 'Europe/Amsterdam';
 
 const partsFmt = new Intl.DateTimeFormat('en-CA', {
@@ -108,7 +109,7 @@ export function localMidnightPlusDays(year: number, month: number, day: number, 
   return localToInstant(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate());
 }
 
-export { isoUtc } from '../../lib/time.ts';
+export { isoUtc } from './time.ts';
 
 /** An instant with the Amsterdam offset, e.g. '2026-12-15T00:00:00+01:00' (pending_ready_at, C6.8). */
 export function isoAmsterdam(d: Date): string {
