@@ -1,4 +1,7 @@
 // `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--json]`
+// Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --duration 300 --skip-storm --targets gateway`
+//   (--chargers is --count; --workers runs the gateway with WORKERS=N on PostgreSQL; the driver is split over
+//   --drivers processes, at least one per 12,500 chargers, each with its own source address in 127.0.0.0/8).
 //
 // Measures the gateway against a bare ocpp-rpc server that only acknowledges (the reference), under the same
 // fleet load driven from a separate process (the simulator's fleet mode, simulator/cli.ts), loopback only:
@@ -13,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
+import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -20,6 +24,10 @@ const root = path.resolve(here, '..');
 const { values: a } = parseArgs({
   options: {
     count: { type: 'string', default: '500' },
+    chargers: { type: 'string' },
+    workers: { type: 'string', default: '1' },
+    drivers: { type: 'string' },
+    'skip-storm': { type: 'boolean', default: false },
     duration: { type: 'string', default: '20' },
     rate: { type: 'string', default: '0' },
     ramp: { type: 'string', default: '200' },
@@ -38,7 +46,9 @@ if (a.help) {
   );
   process.exit(0);
 }
-const count = Number(a.count);
+const count = Number(a.chargers ?? a.count);
+const workers = Number(a.workers);
+const drivers = driverCount(count, a.drivers !== undefined ? Number(a.drivers) : undefined);
 const targets = a.targets!.split(',').map((t) => t.trim()) as Array<'gateway' | 'bare'>;
 const tty = process.stderr.isTTY && !a.json;
 const say = (line: string) => {
@@ -97,7 +107,7 @@ async function rssOf(server: ChildProcess): Promise<number> {
 async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
   say(`\n== ${target}: starting the server and registering ${count} chargers …`);
-  const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix], {
+  const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix, String(target === 'gateway' ? workers : 1)], {
     execArgv: ['--import', 'tsx', '--expose-gc', ...(a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
@@ -106,46 +116,73 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     const ready = await waitMessage<{ url: string; csv: string; db: string }>(server, 'ready', 10 * 60_000);
     const rssBefore = await rssOf(server);
     say(`   ${target} at ${ready.url} (database: ${ready.db}), RSS ${(rssBefore / 1048576).toFixed(0)} MB; driving it from a separate process …`);
-    const load = fork(
-      path.join(root, 'simulator', 'cli.ts'),
-      [
-        '--url', ready.url,
-        '--csv', ready.csv,
-        '--protocol', a.protocol!,
-        '--scenario', 'load',
-        '--duration', a.duration!,
-        '--rate', a.rate!,
-        '--ramp', a.ramp!,
-        '--storm',
-        '--hold', '4',
-        '--json',
-      ],
-      { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
-    );
+    const slices = splitCsv(ready.csv, drivers);
+    if (drivers > 1) say(`   driving ${count} chargers from ${drivers} processes (source addresses ${sourceAddress(0, drivers)}…${sourceAddress(drivers - 1, drivers)})`);
+    const loads = slices.map((csv, d) => {
+      const local = sourceAddress(d, drivers);
+      return fork(
+        path.join(root, 'simulator', 'cli.ts'),
+        [
+          '--url', ready.url,
+          '--csv', csv,
+          '--protocol', a.protocol!,
+          '--scenario', 'load',
+          '--duration', a.duration!,
+          '--rate', String(share(Number(a.rate), drivers, d)),
+          '--ramp', String(share(Number(a.ramp), drivers, d)),
+          ...(a['skip-storm'] ? [] : ['--storm']),
+          '--hold', '4',
+          ...(local ? ['--local-address', local] : []),
+          '--json',
+        ],
+        { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
+      );
+    });
     let rssConnected = rssBefore;
     let cpuStart: number | undefined;
     let cpuEnd: number | undefined;
     let mvInWorkload = 0;
     let connected = 0;
+    const seen = { connected: 0, start: 0, done: 0 };
     const phases: Promise<void>[] = [];
-    load.on('message', (m: any) => {
-      if (m?.type === 'progress' && tty) process.stderr.write('\r   ' + formatProgress(m.progress as ProgressLine) + '\x1b[K');
-      if (m?.type === 'phase' && m.phase === 'workload-start') phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
-      if (m?.type === 'phase' && m.phase === 'workload-done') {
-        mvInWorkload = Number(m.data?.meter_values_acked ?? 0);
-        phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
-      }
-      if (m?.type === 'phase' && m.phase === 'connected') {
-        connected = Number(m.data?.connected ?? 0);
-        phases.push(rssOf(server).then((r) => void (rssConnected = r)));
-      }
-    });
-    const summaryMsg = waitMessage<{ summary: FleetSummary }>(load, 'summary', Number(a['timeout-s']) * 1000);
-    const { summary } = await summaryMsg.finally(() => {
+    const progress = new Map<number, ProgressLine>();
+    loads.forEach((load, d) =>
+      load.on('message', (m: any) => {
+        if (m?.type === 'progress' && tty) {
+          progress.set(d, m.progress as ProgressLine);
+          const all = [...progress.values()];
+          const line: ProgressLine = {
+            ...all[0]!,
+            connected: all.reduce((x, p) => x + p.connected, 0),
+            booted: all.reduce((x, p) => x + p.booted, 0),
+            target: count,
+            messagesPerSecond: all.reduce((x, p) => x + p.messagesPerSecond, 0),
+            errors: all.reduce((x, p) => x + p.errors, 0),
+            p99: Math.max(...all.map((p) => p.p99 ?? 0)),
+          };
+          process.stderr.write('\r   ' + formatProgress(line) + '\x1b[K');
+        }
+        if (m?.type !== 'phase') return;
+        // with several drivers: the workload window runs from the first driver's start to the last one's end
+        if (m.phase === 'workload-start' && ++seen.start === 1) phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
+        if (m.phase === 'workload-done') {
+          mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
+          if (++seen.done === drivers) phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+        }
+        if (m.phase === 'connected') {
+          connected += Number(m.data?.connected ?? 0);
+          if (++seen.connected === drivers) phases.push(rssOf(server).then((r) => void (rssConnected = r)));
+        }
+      }),
+    );
+    const parts = await Promise.all(
+      loads.map((load) => waitMessage<{ summary: FleetSummary }>(load, 'summary', Number(a['timeout-s']) * 1000).then((m) => m.summary)),
+    ).finally(() => {
       if (tty) process.stderr.write('\n');
     });
+    const summary = mergeSummaries(parts);
     await Promise.all(phases);
-    await new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())));
+    await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     const kept = target === 'gateway' ? await storedOf(server) : null;
     const acked = summary.periodic_acked?.count ?? 0;
     return {
@@ -211,7 +248,7 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${os.type()} ${os.release()}`,
   };
-  const config = { count, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol };
+  const config = { count, workers, drivers, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol };
   say(`OCPP benchmark: ${JSON.stringify(config)}\nmachine: ${JSON.stringify(machine)}`);
   const results: TargetResult[] = [];
   for (const t of targets) results.push(await runTarget(t));

@@ -8,12 +8,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startBareServer } from '../simulator/bare-server.ts';
+import { startClusterGateway, treeCpuUs, treeRss } from './cluster-gateway.ts';
 import { freshDatabase } from './fresh-db.ts';
 
 const kind = process.argv[2];
 const count = Number(process.argv[3] ?? '100');
 const prefix = process.argv[4] ?? 'BENCH-';
+/** gateway: WORKERS of the service; above 1 the service runs as its own process tree (bench/cluster-gateway.ts) */
+const workers = Number(process.argv[5] ?? '1');
 if ((kind !== 'gateway' && kind !== 'bare') || !Number.isInteger(count) || count < 1) {
   process.stderr.write('usage: server-child.ts gateway|bare <count> [identity-prefix]\n');
   process.exit(2);
@@ -22,6 +26,7 @@ if (!process.send) {
   process.stderr.write('server-child.ts is started by bench/ocpp.bench.ts (IPC)\n');
   process.exit(2);
 }
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const send = (m: unknown) => process.send!(m);
 const width = String(count).length;
 const identities = Array.from({ length: count }, (_, i) => `${prefix}${String(i + 1).padStart(width, '0')}`);
@@ -31,6 +36,12 @@ const csvPath = path.join(tmp, 'chargers.csv');
 let stop: () => Promise<void> = async () => {};
 /** gateway only: the periodic register readings it stored (to compare with what the driver saw acknowledged) */
 let stored: () => Promise<{ count: number; wh_sum: string } | null> = async () => null;
+/** CPU (µs) and memory (bytes) of the server: this process, or the clustered gateway's process tree */
+let cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+let rss: () => Promise<number> = () => settledRss();
 
 async function startGateway(): Promise<{ url: string; db: string }> {
   const { loadConfig } = await import('../src/config.ts');
@@ -41,6 +52,7 @@ async function startGateway(): Promise<{ url: string; db: string }> {
   const { registerOcppCharger } = await import('../src/domain/chargers/register-ocpp-charger.ts');
   let pgDb: { url: string; drop: () => Promise<void> } | undefined;
   if (process.env.DATABASE_URL) pgDb = await freshDatabase(process.env.DATABASE_URL, 'ere_bench');
+  if (workers > 1 && !pgDb) throw new Error('a gateway with several workers needs PostgreSQL (DATABASE_URL): PGlite is one process');
   const config = loadConfig({
     ...process.env,
     APP_ENV: 'sandbox',
@@ -52,26 +64,49 @@ async function startGateway(): Promise<{ url: string; db: string }> {
     JOBS_ENABLED: 'false',
     ADMIN_TOKEN: crypto.randomBytes(16).toString('hex'),
   });
-  const service = await startService({ config, logger: createLogger({ level: config.LOG_LEVEL }), listen: true, seed: false, jobs: false });
+  const service = await startService({ config, logger: createLogger({ level: config.LOG_LEVEL }), listen: workers === 1, seed: false, jobs: false });
   await loadBundledCatalog(service.deps.db);
   const { user_id } = await createUser(service.deps, { email: `bench-${Date.now()}@bench.invalid`, full_name: 'OCPP benchmark' });
   const lines = ['identity,password'];
-  for (const identity of identities) {
-    const r = await registerOcppCharger(service.deps, { ownerUserId: user_id, nickname: `Bench ${identity}`, identity });
-    lines.push(`${r.identity},${r.password}`);
-  }
+  // a few at a time: a 50,000-charger fleet registers in minutes, not a quarter of an hour
+  const credentials: string[] = new Array(identities.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < identities.length) {
+        const i = next++;
+        const identity = identities[i]!;
+        const r = await registerOcppCharger(service.deps, { ownerUserId: user_id, nickname: `Bench ${identity}`, identity });
+        credentials[i] = `${r.identity},${r.password}`;
+      }
+    }),
+  );
+  lines.push(...credentials);
   fs.writeFileSync(csvPath, lines.join('\n') + '\n');
+  const { sql } = await import('kysely');
+  const storedIn = async (db: import('../src/db/database.ts').Db) => {
+    const r = await sql<{ count: string; wh_sum: string | null }>`
+      select count(*)::text as count, sum(wh)::text as wh_sum from meter_readings
+       where context = 'Sample.Periodic' and measurand = 'Energy.Active.Import.Register' and phase = ''`.execute(db);
+    return { count: Number(r.rows[0]!.count), wh_sum: r.rows[0]!.wh_sum ?? '0' };
+  };
+  if (workers > 1) {
+    const clustered = await startClusterGateway({ root, databaseUrl: pgDb!.url, workers, dataDir: path.join(tmp, 'data'), env: { ADMIN_TOKEN: config.ADMIN_TOKEN ?? '' } });
+    cpuUs = () => treeCpuUs(clustered.pid);
+    rss = async () => treeRss(clustered.pid);
+    stored = () => storedIn(service.deps.db);
+    stop = async () => {
+      await clustered.stop();
+      await service.stop();
+      await pgDb?.drop();
+    };
+    return { url: clustered.url.replace(/^http/, 'ws') + '/ocpp', db: `PostgreSQL, ${workers} workers` };
+  }
   stop = async () => {
     await service.stop();
     await pgDb?.drop();
   };
-  stored = async () => {
-    const { sql } = await import('kysely');
-    const r = await sql<{ count: string; wh_sum: string | null }>`
-      select count(*)::text as count, sum(wh)::text as wh_sum from meter_readings
-       where context = 'Sample.Periodic' and measurand = 'Energy.Active.Import.Register' and phase = ''`.execute(service.deps.db);
-    return { count: Number(r.rows[0]!.count), wh_sum: r.rows[0]!.wh_sum ?? '0' };
-  };
+  stored = () => storedIn(service.deps.db);
   return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite' };
 }
 
@@ -93,11 +128,10 @@ async function settledRss(): Promise<number> {
 
 process.on('message', (m: any) => {
   if (m?.cmd === 'rss') {
-    void settledRss().then((rss) => send({ type: 'rss', rss }));
+    void rss().then((bytes) => send({ type: 'rss', rss: bytes }));
   } else if (m?.cmd === 'cpu') {
     // user + system CPU of this process so far, in µs
-    const u = process.cpuUsage();
-    send({ type: 'cpu', us: u.user + u.system });
+    send({ type: 'cpu', us: cpuUs() });
   } else if (m?.cmd === 'stored') {
     void stored().then(
       (r) => send({ type: 'stored', stored: r }),

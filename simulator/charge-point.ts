@@ -60,6 +60,8 @@ export interface ChargePointOptions {
   initialRegisterWh?: number;
   /** wss:// without certificate verification (a test system with a self-signed certificate) */
   insecure?: boolean;
+  /** source address of the connection (a fleet spread over 127.0.0.0/8 when one address runs out of ports) */
+  localAddress?: string;
   /** 1.6: add the end reading as transactionData to StopTransaction, as most chargers do; default true */
   stopTransactionData?: boolean;
   stats?: Stats;
@@ -222,6 +224,7 @@ export class ChargePoint extends EventEmitter {
       initialRegisterWh: options.initialRegisterWh ?? 0,
       stopTransactionData: options.stopTransactionData ?? true,
       insecure: options.insecure ?? false,
+      localAddress: options.localAddress ?? '',
     };
     this.stats = options.stats ?? new Stats();
     this.log = options.log ?? (() => {});
@@ -306,7 +309,9 @@ export class ChargePoint extends EventEmitter {
       callTimeoutMs: this.opts.callTimeoutMs,
       reconnect: false,
       pingIntervalMs: 60_000,
-      ...(this.opts.insecure ? { wsOpts: { rejectUnauthorized: false } } : {}),
+      ...(this.opts.insecure || this.opts.localAddress
+        ? { wsOpts: { ...(this.opts.insecure ? { rejectUnauthorized: false } : {}), ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}) } }
+        : {}),
     });
     this.attachHandlers(client);
     this.client = client;

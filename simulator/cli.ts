@@ -1,5 +1,6 @@
 // `npm run simulate -- [options]`: a thin argument parser over the simulator library (docs/simulator.md).
 import fs from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import { parseArgs } from 'node:util';
 import { PROTOCOLS, QUIRKS, type Protocol, type Quirk } from './charge-point.ts';
 import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './load.ts';
@@ -19,6 +20,7 @@ Connection
   --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
   --timeout-ms MS        call timeout, default 30000
   --insecure             wss:// without verifying the certificate (self-signed test systems)
+  --local-address A      source address of the connections (spread a big fleet over 127.0.0.0/8)
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
       'timeout-ms': { type: 'string' },
       'no-stop-data': { type: 'boolean', default: false },
       insecure: { type: 'boolean', default: false },
+      'local-address': { type: 'string' },
       scenario: { type: 'string' },
       energy: { type: 'string' },
       power: { type: 'string' },
@@ -181,6 +184,8 @@ async function main(): Promise<void> {
   };
 
   const abort = new AbortController();
+  // every charger of a fleet waits on this one signal (one listener per pending wait)
+  setMaxListeners(0, abort.signal);
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());
   // IPC to a parent (the benchmark); a parent that went away is not an error here
@@ -232,6 +237,7 @@ async function main(): Promise<void> {
     ...(params.meterIntervalS !== undefined ? { meterIntervalS: params.meterIntervalS } : {}),
     ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
     storm: a.storm,
+    ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     scenarioParams: params,

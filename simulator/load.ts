@@ -20,6 +20,8 @@ export interface FleetOptions {
   quirks?: Quirk[];
   stopTransactionData?: boolean;
   insecure?: boolean;
+  /** source address of every connection of this fleet */
+  localAddress?: string;
   /** chargers started per second (default 50) */
   rampPerSecond?: number;
   workload?: FleetWorkload;
@@ -74,6 +76,8 @@ export interface FleetSummary {
   meter_values_per_second: number;
   /** ack latency of the workload's MeterValues / TransactionEvent only */
   meter_values_ack_latency_ms: { p50: number | null; p99: number | null; samples: number };
+  /** those latencies themselves (up to the stats reservoir), so the figures of several driver processes merge */
+  meter_values_latency_sample: number[];
   energy_wh: number;
   /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
    * and the sum of their Wh (a decimal string), to compare with what it stored */
@@ -115,6 +119,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       autoReconnect: false,
       ...(o.stopTransactionData === false ? { stopTransactionData: false } : {}),
       ...(o.insecure ? { insecure: true } : {}),
+      ...(o.localAddress ? { localAddress: o.localAddress } : {}),
       ...(o.vendor ? { vendor: o.vendor } : {}),
       ...(o.model ? { model: o.model } : {}),
       ...(o.firmware ? { firmware: o.firmware } : {}),
@@ -199,6 +204,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const workloadS = (performance.now() - w0) / 1000;
     const mvAcked = stats.meterValuesAcked - mvBefore;
     const mvLatency = stats.endPhase();
+    const mvSample = stats.phaseSample();
     o.onPhase?.('workload-done', { meter_values_acked: mvAcked, seconds: workloadS });
 
     // ── storm ──
@@ -253,6 +259,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       meter_values_acked_in_workload: mvAcked,
       meter_values_per_second: Math.round((mvAcked / Math.max(0.001, workloadS)) * 10) / 10,
       meter_values_ack_latency_ms: mvLatency,
+      meter_values_latency_sample: mvSample,
       energy_wh: energy,
       periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },
       ...(storm ? { storm } : {}),

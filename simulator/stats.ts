@@ -68,6 +68,11 @@ export class Stats {
     return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), samples: sorted.length };
   }
 
+  /** the meter-value ack latencies collected in the last phase (ms, sorted) */
+  phaseSample(): number[] {
+    return this.phase.map(round3);
+  }
+
   recordError(what: string): void {
     this.errors++;
     if (this.lastErrors.length < 20) this.lastErrors.push(what);
@@ -104,3 +109,5 @@ export class Stats {
     return out;
   }
 }
+
+const round3 = (ms: number) => Math.round(ms * 1000) / 1000;
