@@ -167,6 +167,8 @@ export const configSchema = z.object({
   RENEWABLE_SHARE: yearMap.default({ 2026: '0.505' }),
   ERE_INDICATIVE_PRICE_EUR: decimalString.default('0.140'),
   ERE_FEE_PCT: decimalString.default('15'),
+  // C5.5: what one household connection can deliver (3 × 25 A ≈ 17.3 kW); a month above this × its hours is held
+  CONNECTION_MAX_KW: decimalString.default('17.3'),
 
   // C3: partner API and invites
   SMTP_URL: optionalString,

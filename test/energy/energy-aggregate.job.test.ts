@@ -144,7 +144,8 @@ describe('energy-aggregate', () => {
   it('the same sessions through a real OCPP 1.6 charger and as a CPO batch give identical monthly totals', async () => {
     const user = await aUser(svc.deps);
     const cpo = await aPartner(svc.deps);
-    const viaOcpp = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId });
+    // signed (machtiging in force since 2026-01-01): energy counts from that moment on (C5.4)
+    const viaOcpp = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, eligible: true });
     const viaCpo = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
     const ch = await anOcppCharger(svc, user, { accountId: viaOcpp.accountId });
     const cli = await connectCharger(svc, ch, 'ocpp1.6'); // a MID model of the catalog: mid_certified

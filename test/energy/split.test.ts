@@ -1,10 +1,10 @@
 // Amsterdam month boundaries (DST included) and the split of a session's register at a month boundary.
 import { describe, expect, it } from 'vitest';
 import { isoAmsterdam, monthEnd, monthOf, monthStart } from '../../src/lib/amsterdam-time.ts';
-import { splitSessionByMonth } from '../../src/domain/energy/split.ts';
+import { splitSessionByMonth } from '../../src/domain/ere/counting.ts';
 import { reviewDueAt } from '../../src/domain/ere/review.ts';
 
-const pt = (at: string, wh: number, anomaly = false) => ({ at: new Date(at), wh: BigInt(wh), anomaly });
+const pt = (at: string, wh: number, held = false) => ({ at: new Date(at), wh: BigInt(wh), held });
 
 describe('Europe/Amsterdam months', () => {
   it('starts a month at local midnight, UTC+1 in winter and UTC+2 in summer', () => {

@@ -3,12 +3,16 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { NullableTimestamp, Numeric } from './core.ts';
 
-/** Columns 0040 adds to energy_months (core.ts cannot be merged; queries use sql<...> for these). */
+/** Columns 0040 and 0057 add to energy_months (core.ts cannot be merged; queries use sql<...> for these). */
 export interface EnergyMonthsExtra {
   ere: string | null;
   review_started_at: Date | null;
   rejected_at: Date | null;
   review_note: string | null;
+  /** migrations/0057: the excess above the connection's capacity, Wh, and its hold (C5.5) */
+  held_wh: string;
+  hold_reason: 'connection_capacity' | null;
+  hold_status: 'held' | 'accepted' | 'rejected' | null;
 }
 
 export interface EreSalesTable {

@@ -7,7 +7,7 @@ import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { eligibleSql } from '../accounts/eligibility.ts';
 import { ereForKwhUnits } from '../ere/amounts.ts';
-import { monthlyChargerEnergy } from './aggregate.ts';
+import { monthlyChargerEnergy } from './month-energy.ts';
 import { whToKwhUnits } from './record-energy.ts';
 
 export interface EnergyMonthOut {

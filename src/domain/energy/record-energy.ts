@@ -1,10 +1,19 @@
-// C2.4 / C6.4: the one write path for monthly energy. POST /v1/sessions:batch (source 'cpo') and the OCPP
-// aggregation job (source 'ocpp', C4.7) both record a (connection, month) total here.
+// C2.4 / C6.4 / C4.7 / C5.5: the one write path for monthly energy and every rule of what a delivery may change.
+// POST /v1/sessions:batch (source 'cpo', set-based in sessions-batch.ts) and the OCPP aggregation (source 'ocpp')
+// both decide with decideMonthWrite and store the figures of monthFigures:
+// - a registered month is frozen: the aggregation leaves it alone; a CPO gets 'unchanged' for the same kWh and
+//   'rejected' ere_booked for another (C6.4);
+// - the aggregation never overwrites a month the CPO delivered; a CPO delivery may overwrite an OCPP month;
+// - the same kWh is 'unchanged' (the exact Wh and session count of the latest delivery are kept); new figures
+//   restart the review (back to 'delivered');
+// - energy above the connection's capacity (CONNECTION_MAX_KW × the hours of the month) is held with reason
+//   connection_capacity: it does not count (kwh excludes it) until an operator accepts it (ere/review.ts).
 import { sql } from 'kysely';
+import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
 import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
-import { isMonth, monthOf } from '../../lib/amsterdam-time.ts';
+import { isMonth, monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
 
 export type RecordStatus = 'created' | 'updated' | 'unchanged' | 'rejected';
 export type RecordError =
@@ -29,9 +38,11 @@ export interface RecordEnergyInput {
 export interface RecordEnergyResult {
   status: RecordStatus;
   error?: RecordError;
-  /** the stored kWh at 2 decimals, as a decimal string (null when the input had no usable kWh) */
+  /** the delivered kWh at 2 decimals, as a decimal string (null when the input had no usable kWh) */
   kwh: string | null;
   energyMonthId?: string;
+  /** an OCPP delivery that the rules leave alone: the month is registered, or the CPO delivered it */
+  leftAlone?: 'registered' | 'cpo';
 }
 
 /** numeric(14,2) holds up to 999,999,999,999.99 */
@@ -51,12 +62,6 @@ export function reject(error: RecordError, kwh: string | null): RecordEnergyResu
   return { status: 'rejected', error, kwh };
 }
 
-/**
- * Record a monthly total. Idempotent per (connection, month): the same kWh (2 decimals) → unchanged; another kWh
- * → updated, unless the month is registered as ERE → rejected ere_booked (C6.4). Race-safe: the connection row is
- * read FOR SHARE, then INSERT … ON CONFLICT DO NOTHING, then the existing row is read FOR UPDATE, so concurrent
- * posts of one item leave one row and none lands on a connection archived meanwhile.
- */
 /** The checks of an input before any row is read: its month and its kWh (in this order). */
 export function checkRecordInput(
   deps: Pick<Deps, 'clock'>,
@@ -70,12 +75,106 @@ export function checkRecordInput(
   return { ok: true, month: input.month, units, kwh };
 }
 
+/** The hours of an Amsterdam month: 743 in March, 745 in October (daylight saving time), else 24 × days. */
+export function monthHours(month: string): bigint {
+  return BigInt(Math.round((monthEnd(month).getTime() - monthStart(month).getTime()) / 3_600_000));
+}
+
+/** What a connection can deliver in a month, Wh: CONNECTION_MAX_KW × the month's hours. */
+export function capacityWh(config: Pick<Config, 'CONNECTION_MAX_KW'>, month: string): bigint {
+  return toDec(config.CONNECTION_MAX_KW, 3) * monthHours(month); // kW at 3 decimals = W
+}
+
+/** One delivery, checked: the kWh units (2 decimals), the exact Wh when known, the session count when given. */
+export interface MonthDelivery {
+  month: string;
+  units: bigint;
+  wh: bigint | null;
+  sessions?: number | undefined;
+  source: 'cpo' | 'ocpp';
+}
+
+/** The figures a delivery stores: what counts (kwh) and the excess held above the connection's capacity. */
+export interface MonthFigures {
+  kwh: string;
+  wh: string | null;
+  held_wh: string;
+  hold_reason: 'connection_capacity' | null;
+  hold_status: 'held' | null;
+}
+
+export function monthFigures(config: Pick<Config, 'CONNECTION_MAX_KW'>, d: MonthDelivery): MonthFigures {
+  const deliveredWh = d.wh ?? d.units * 10n;
+  const cap = capacityWh(config, d.month);
+  const wh = d.wh === null ? null : d.wh.toString();
+  if (deliveredWh <= cap) return { kwh: formatDec(d.units, 2), wh, held_wh: '0', hold_reason: null, hold_status: null };
+  const held = deliveredWh - cap;
+  // kwh + the held excess in kWh gives back the delivered kWh exactly (deliveredUnits)
+  return { kwh: formatDec(d.units - whToKwhUnits(held), 2), wh, held_wh: held.toString(), hold_reason: 'connection_capacity', hold_status: 'held' };
+}
+
+/** A stored month as the rules read it. */
+export interface StoredMonth {
+  id: string;
+  kwh: string;
+  wh: string | null;
+  sessions: number;
+  status: string;
+  source: string;
+  held_wh: string;
+  hold_status: string | null;
+}
+
+/** The kWh units a stored month was delivered with: what counts plus an excess that was not accepted. */
+export function deliveredUnits(row: Pick<StoredMonth, 'kwh' | 'held_wh' | 'hold_status'>): bigint {
+  const held = row.hold_status === 'held' || row.hold_status === 'rejected' ? whToKwhUnits(BigInt(row.held_wh)) : 0n;
+  return toDec(row.kwh, 2) + held;
+}
+
+export type MonthWrite =
+  | { write: 'none'; result: RecordEnergyResult }
+  /** the kWh stands; the exact Wh or the session count of the latest delivery changed */
+  | { write: 'touch'; set: { wh?: string; sessions?: number }; result: RecordEnergyResult }
+  /** new figures: stored with their hold, and the review restarts */
+  | { write: 'update'; set: MonthFigures & { sessions: number; source: 'cpo' | 'ocpp' }; result: RecordEnergyResult };
+
+/** Every precedence rule of a delivery on an existing month (see the head of this file). */
+export function decideMonthWrite(config: Pick<Config, 'CONNECTION_MAX_KW'>, row: StoredMonth, d: MonthDelivery): MonthWrite {
+  const kwh = formatDec(d.units, 2);
+  const same = deliveredUnits(row) === d.units;
+  const none = (result: Omit<RecordEnergyResult, 'kwh' | 'energyMonthId'>): MonthWrite => ({ write: 'none', result: { ...result, kwh, energyMonthId: row.id } });
+  if (row.status === 'registered') {
+    if (d.source === 'ocpp') return none({ status: 'unchanged', leftAlone: 'registered' }); // C4.7
+    return same ? none({ status: 'unchanged' }) : { write: 'none', result: reject('ere_booked', kwh) }; // C6.4
+  }
+  if (d.source === 'ocpp' && row.source === 'cpo') return none({ status: 'unchanged', leftAlone: 'cpo' });
+  if (same) {
+    const set: { wh?: string; sessions?: number } = {};
+    if (d.wh !== null && row.wh !== d.wh.toString()) set.wh = d.wh.toString();
+    if (d.sessions !== undefined && row.sessions !== d.sessions) set.sessions = d.sessions;
+    const result: RecordEnergyResult = { status: 'unchanged', kwh, energyMonthId: row.id };
+    return Object.keys(set).length > 0 ? { write: 'touch', set, result } : { write: 'none', result };
+  }
+  return {
+    write: 'update',
+    set: { ...monthFigures(config, d), sessions: d.sessions ?? row.sessions, source: d.source },
+    result: { status: 'updated', kwh, energyMonthId: row.id },
+  };
+}
+
+const storedColumns = sql<StoredMonth>`id, kwh::text as kwh, wh::text as wh, sessions, status, source, held_wh::text as held_wh, hold_status`;
+
+/**
+ * Record a monthly total. Idempotent per (connection, month). Race-safe: the connection row is read FOR SHARE, then
+ * INSERT … ON CONFLICT DO NOTHING, then the existing row is read FOR UPDATE, so concurrent posts of one item leave
+ * one row and none lands on a connection archived meanwhile.
+ */
 export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput): Promise<RecordEnergyResult> {
   const checked = checkRecordInput(deps, input);
   if (!checked.ok) return checked.result;
   const { month, units, kwh } = checked;
-  const sessions = Math.max(0, Math.trunc(input.sessions ?? 0));
-  const wh = input.wh !== undefined ? input.wh.toString() : null;
+  const sessions = input.sessions === undefined ? undefined : Math.max(0, Math.trunc(input.sessions));
+  const delivery: MonthDelivery = { month, units, wh: input.wh ?? null, sessions, source: input.source };
 
   const work = async (db: Db): Promise<RecordEnergyResult> => {
     // issue 10 item 7: the connection is checked in the transaction that writes its month, its row read FOR
@@ -86,53 +185,29 @@ export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput):
     if (!conn) return reject('connection_not_found', kwh);
     if (conn.status !== 'active') return reject('connection_not_active', kwh);
     const now = deps.clock();
-    const inserted = await db
-      .insertInto('energy_months')
-      .values({ connection_id: input.connectionId, month, kwh, wh, sessions, source: input.source, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['connection_id', 'month']).doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted) return { status: 'created', kwh, energyMonthId: inserted.id };
+    const f = monthFigures(deps.config, delivery);
+    const inserted = await sql<{ id: string }>`
+      insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
+      values (${input.connectionId}, ${month}, ${f.kwh}::numeric, ${f.wh}::bigint, ${sessions ?? 0}, ${input.source},
+              ${f.held_wh}::bigint, ${f.hold_reason}, ${f.hold_status}, ${now}::timestamptz, ${now}::timestamptz)
+      on conflict (connection_id, month) do nothing
+      returning id`.execute(db);
+    if (inserted.rows[0]) return { status: 'created', kwh, energyMonthId: inserted.rows[0].id };
 
-    const row = await db
-      .selectFrom('energy_months')
-      .select(['id', 'kwh', 'wh', 'sessions', 'status', 'source'])
-      .where('connection_id', '=', input.connectionId)
-      .where('month', '=', month)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    const same = toDec(row.kwh, 2) === units;
-    if (row.status === 'registered') {
-      // C6.4: a registered month is never changed; the same kWh again is a safe retry.
-      return same ? { status: 'unchanged', kwh, energyMonthId: row.id } : reject('ere_booked', kwh);
+    const row = (
+      await sql<StoredMonth>`select ${storedColumns} from energy_months
+        where connection_id = ${input.connectionId} and month = ${month} for update`.execute(db)
+    ).rows[0]!;
+    const w = decideMonthWrite(deps.config, row, delivery);
+    if (w.write === 'touch') await db.updateTable('energy_months').set({ ...w.set, updated_at: now }).where('id', '=', row.id).execute();
+    if (w.write === 'update') {
+      const s = w.set;
+      await sql`update energy_months set kwh = ${s.kwh}::numeric, wh = ${s.wh}::bigint, sessions = ${s.sessions}, source = ${s.source},
+          held_wh = ${s.held_wh}::bigint, hold_reason = ${s.hold_reason}, hold_status = ${s.hold_status},
+          status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null
+        where id = ${row.id}`.execute(db);
     }
-    if (same) {
-      // The kWh stands; keep the exact Wh and session count of the latest delivery (no review restart).
-      if ((wh !== null && row.wh !== wh) || (input.sessions !== undefined && row.sessions !== sessions)) {
-        await db
-          .updateTable('energy_months')
-          .set({ ...(wh !== null ? { wh } : {}), ...(input.sessions !== undefined ? { sessions } : {}), updated_at: now })
-          .where('id', '=', row.id)
-          .execute();
-      }
-      return { status: 'unchanged', kwh, energyMonthId: row.id };
-    }
-    // New figures restart the review: an in_review or rejected month goes back to delivered.
-    await db
-      .updateTable('energy_months')
-      .set({
-        kwh,
-        wh,
-        sessions: input.sessions !== undefined ? sessions : row.sessions,
-        source: input.source,
-        status: 'delivered',
-        updated_at: now,
-        review_started_at: sql`null`,
-        rejected_at: sql`null`,
-      } as never)
-      .where('id', '=', row.id)
-      .execute();
-    return { status: 'updated', kwh, energyMonthId: row.id };
+    return w.result;
   };
 
   if (deps.db.isTransaction) return work(deps.db);

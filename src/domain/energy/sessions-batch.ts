@@ -3,8 +3,7 @@
 import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
 import { sql } from 'kysely';
-import { checkRecordInput, parseKwh, reject, type RecordEnergyResult, type RecordStatus } from './record-energy.ts';
-import { toDec } from '../../lib/decimal.ts';
+import { checkRecordInput, decideMonthWrite, monthFigures, parseKwh, reject, type RecordEnergyResult, type RecordStatus, type StoredMonth } from './record-energy.ts';
 
 export const BATCH_MAX_ITEMS = 1000;
 
@@ -90,11 +89,6 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
   });
 }
 
-interface MonthRow {
-  id: string;
-  kwh: string;
-  status: string;
-}
 
 /**
  * Targets are resolved first, then the valid items are written in one transaction with a fixed number of
@@ -171,19 +165,24 @@ async function writeMonths(
     const keyOf = (v: (typeof live)[number]) => `${v.p.connectionId}|${v.month}`;
     live.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : a.p.index - b.p.index));
     const firsts = live.filter((v, i) => i === 0 || keyOf(live[i - 1]!) !== keyOf(v));
+    // the figures a delivery stores, with the capacity hold (record-energy.ts monthFigures)
+    const figures = (v: (typeof live)[number]) => monthFigures(deps.config, { month: v.month, units: v.units, wh: null, source: 'cpo' });
+    const firstFigures = firsts.map(figures);
     const created = await sql<{ id: string; connection_id: string; month: string }>`
-      insert into energy_months (connection_id, month, kwh, sessions, source, created_at, updated_at)
-      select c, m, k::numeric, 0, 'cpo', ${now}::timestamptz, ${now}::timestamptz
-        from unnest(${firsts.map((v) => v.p.connectionId)}::uuid[], ${firsts.map((v) => v.month)}::text[], ${firsts.map((v) => v.kwh)}::text[]) as u(c, m, k)
+      insert into energy_months (connection_id, month, kwh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
+      select c, m, k::numeric, 0, 'cpo', h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz
+        from unnest(${firsts.map((v) => v.p.connectionId)}::uuid[], ${firsts.map((v) => v.month)}::text[], ${firstFigures.map((f) => f.kwh)}::text[],
+                    ${firstFigures.map((f) => f.held_wh)}::text[], ${firstFigures.map((f) => f.hold_reason)}::text[], ${firstFigures.map((f) => f.hold_status)}::text[]) as u(c, m, k, h, hr, hs)
       on conflict (connection_id, month) do nothing
       returning id, connection_id, month`.execute(trx);
-    const createdKeys = new Set(created.rows.map((r) => `${r.connection_id}|${r.month}`));
-    const rows = new Map<string, MonthRow>();
-    for (const r of created.rows) rows.set(`${r.connection_id}|${r.month}`, { id: r.id, kwh: '', status: 'delivered' });
+    const createdIds = new Map(created.rows.map((r) => [`${r.connection_id}|${r.month}`, r.id]));
+    const createdKeys = new Set(createdIds.keys());
+    const rows = new Map<string, StoredMonth>(); // a created month is filled in by its first item below
     const others = firsts.filter((v) => !createdKeys.has(keyOf(v)));
     if (others.length > 0) {
-      const existing = await sql<MonthRow & { connection_id: string; month: string }>`
-        select e.id, e.connection_id, e.month, e.kwh::text as kwh, e.status
+      const existing = await sql<StoredMonth & { connection_id: string; month: string }>`
+        select e.id, e.connection_id, e.month, e.kwh::text as kwh, e.wh::text as wh, e.sessions, e.status, e.source,
+               e.held_wh::text as held_wh, e.hold_status
           from energy_months e
           join unnest(${others.map((v) => v.p.connectionId)}::uuid[], ${others.map((v) => v.month)}::text[]) as u(c, m)
             on e.connection_id = u.c and e.month = u.m
@@ -191,38 +190,34 @@ async function writeMonths(
            for update of e`.execute(trx);
       for (const r of existing.rows) rows.set(`${r.connection_id}|${r.month}`, r);
     }
-    const changed = new Map<string, { id: string; kwh: string }>();
+    // the rules of recordMonthlyEnergy (decideMonthWrite), per item in request order on the row as the items before it left it
+    const changed = new Map<string, StoredMonth & { figures: ReturnType<typeof figures> }>();
     for (const v of live) {
       const key = keyOf(v);
-      const row = rows.get(key)!;
-      if (createdKeys.has(key) && row.kwh === '') {
-        row.kwh = v.kwh; // this item created it
-        answer(v.p, { status: 'created', kwh: v.kwh, energyMonthId: row.id });
+      const row = rows.get(key);
+      if (row === undefined && createdKeys.has(key)) {
+        const f = figures(v); // this item created it
+        const id = createdIds.get(key)!;
+        rows.set(key, { id, kwh: f.kwh, wh: null, sessions: 0, status: 'delivered', source: 'cpo', held_wh: f.held_wh, hold_status: f.hold_status });
+        answer(v.p, { status: 'created', kwh: v.kwh, energyMonthId: id });
         continue;
       }
-      const same = toDec(row.kwh, 2) === v.units;
-      if (row.status === 'registered') {
-        // C6.4: a registered month is never changed; the same kWh again is a safe retry
-        answer(v.p, same ? { status: 'unchanged', kwh: v.kwh, energyMonthId: row.id } : reject('ere_booked', v.kwh));
-        continue;
+      const w = decideMonthWrite(deps.config, row!, { month: v.month, units: v.units, wh: null, source: 'cpo' });
+      if (w.write === 'update') {
+        const next = { ...row!, kwh: w.set.kwh, wh: null, status: 'delivered', source: 'cpo', held_wh: w.set.held_wh, hold_status: w.set.hold_status };
+        rows.set(key, next);
+        changed.set(key, { ...next, figures: w.set });
       }
-      if (same) {
-        answer(v.p, { status: 'unchanged', kwh: v.kwh, energyMonthId: row.id });
-        continue;
-      }
-      // new figures restart the review: an in_review or rejected month goes back to delivered
-      row.kwh = v.kwh;
-      row.status = 'delivered';
-      changed.set(key, { id: row.id, kwh: v.kwh });
-      answer(v.p, { status: 'updated', kwh: v.kwh, energyMonthId: row.id });
+      answer(v.p, w.result);
     }
     if (changed.size > 0) {
       const list = [...changed.values()];
       await sql`
         update energy_months e
            set kwh = u.k::numeric, wh = null, source = 'cpo', status = 'delivered', updated_at = ${now}::timestamptz,
-               review_started_at = null, rejected_at = null
-          from unnest(${list.map((c) => c.id)}::uuid[], ${list.map((c) => c.kwh)}::text[]) as u(id, k)
+               review_started_at = null, rejected_at = null, held_wh = u.h::bigint, hold_reason = u.hr, hold_status = u.hs
+          from unnest(${list.map((c) => c.id)}::uuid[], ${list.map((c) => c.figures.kwh)}::text[], ${list.map((c) => c.figures.held_wh)}::text[],
+                      ${list.map((c) => c.figures.hold_reason)}::text[], ${list.map((c) => c.figures.hold_status)}::text[]) as u(id, k, h, hr, hs)
          where e.id = u.id`.execute(trx);
     }
   });

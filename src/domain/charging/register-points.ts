@@ -1,0 +1,30 @@
+// The register series of sessions as the ERE counting rule (ere/counting.ts) reads it: the phase-less
+// Energy.Active.Import.Register readings in time order, each marked whether the step ending at it is held out of
+// ERE. Which steps are held is the gateway's step rule (readings.ts); it is applied here and nowhere else.
+import type { Db } from '../../db/database.ts';
+import type { RegisterPoint } from '../ere/counting.ts';
+import { ENERGY_REGISTER } from './readings.ts';
+
+/** C4.5: the step ending at a flagged reading is held out of ERE. */
+const heldStep = (anomaly: string | null): boolean => anomaly !== null;
+
+/** Register points of the given sessions, by session id (sessions without readings are absent). */
+export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterPoint[]>> {
+  const out = new Map<string, RegisterPoint[]>();
+  if (sessionIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('meter_readings')
+    .select(['session_id', 'measured_at', 'wh', 'anomaly'])
+    .where('session_id', 'in', [...new Set(sessionIds)])
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .orderBy('session_id')
+    .orderBy('measured_at')
+    .orderBy('id')
+    .execute();
+  for (const r of rows) {
+    const list = out.get(r.session_id!) ?? out.set(r.session_id!, []).get(r.session_id!)!;
+    list.push({ at: r.measured_at, wh: BigInt(r.wh), held: heldStep(r.anomaly) });
+  }
+  return out;
+}

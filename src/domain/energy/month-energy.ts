@@ -1,0 +1,73 @@
+// The per-month energy step of the aggregation (C4.7, C5.4): the Wh and sessions of a set of chargers per
+// Amsterdam month, from their sessions' register readings, split at month boundaries and at the signing moment by
+// the one counting rule (ere/counting.ts).
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
+import { ENERGY_REGISTER } from '../charging/readings.ts';
+import { registerPointsOf } from '../charging/register-points.ts';
+import { splitSessionByMonth, totalWh } from '../ere/counting.ts';
+
+export interface MonthTotal {
+  wh: bigint;
+  sessions: number;
+}
+
+type Session = { id: string; started_at: Date };
+
+/**
+ * Per-month energy and session counts of the given sessions. With `from` (the machtiging's moment) only the Wh at or
+ * after it count, and a session counts when any of its Wh count; without it every counted step and every session
+ * (the all-chargers figures of GET /energy). A session counts once, in the Amsterdam month it started.
+ */
+async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Promise<Map<string, MonthTotal>> {
+  const out = new Map<string, MonthTotal>();
+  if (sessions.length === 0) return out;
+  const points = await registerPointsOf(deps.db, sessions.map((s) => s.id));
+  const wh = new Map<string, bigint>();
+  for (const s of sessions) {
+    const own = splitSessionByMonth(points.get(s.id) ?? [], new Map(), from);
+    for (const [m, v] of own) wh.set(m, (wh.get(m) ?? 0n) + v);
+    if (from !== undefined && totalWh(own) <= 0n) continue;
+    const m = monthOf(s.started_at);
+    const t = out.get(m) ?? { wh: 0n, sessions: 0 };
+    t.sessions += 1;
+    out.set(m, t);
+  }
+  for (const [month, v] of wh) out.set(month, { wh: v, sessions: out.get(month)?.sessions ?? 0 });
+  return out;
+}
+
+/** Per-month energy of the chargers given over their whole history (counted from `from` when given). */
+export async function monthlyChargerEnergy(deps: Deps, chargerIds: string[], from?: Date): Promise<Map<string, MonthTotal>> {
+  if (chargerIds.length === 0) return new Map();
+  const sessions = await deps.db.selectFrom('charging_sessions').select(['id', 'started_at']).where('charger_id', 'in', chargerIds).execute();
+  return sessionsEnergy(deps, sessions, from);
+}
+
+/**
+ * The total of ONE month of the chargers given, exactly as monthlyChargerEnergy would give it: only the sessions
+ * that can contribute are read — those started in the month (session count) and those with a register reading
+ * at or after the month's start and one at or before its end (a step overlapping the month). Any other session's
+ * steps lie wholly before or after the month.
+ */
+export async function oneMonthChargerEnergy(deps: Deps, chargerIds: string[], month: string, from?: Date): Promise<MonthTotal | undefined> {
+  if (chargerIds.length === 0) return undefined;
+  const start = monthStart(month);
+  const end = monthEnd(month);
+  const reading = (cmp: '>=' | '<=', at: Date) =>
+    sql<boolean>`exists (select 1 from meter_readings r where r.session_id = s.id and r.measurand = ${ENERGY_REGISTER}
+      and r.phase = '' and r.measured_at ${sql.raw(cmp)} ${at})`;
+  const sessions = await deps.db
+    .selectFrom('charging_sessions as s')
+    .select(['s.id', 's.started_at'])
+    .where('s.charger_id', 'in', chargerIds)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('s.started_at', '>=', start), eb('s.started_at', '<', end)]),
+        eb.and([reading('>=', start), reading('<=', end)]),
+      ]),
+    )
+    .execute();
+  return (await sessionsEnergy(deps, sessions, from)).get(month);
+}
