@@ -12,6 +12,8 @@ export interface MandateLinksTable {
   clause_version: string;
   expires_at: Timestamp;
   signed_at: NullableTimestamp;
+  /** set when a revocation voided the link (migrations/0058_mandate_link_voided.sql) */
+  voided_at: NullableTimestamp;
   created_at: Generated<Date>;
 }
 

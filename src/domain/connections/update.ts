@@ -167,6 +167,10 @@ export async function updateConnection(deps: Deps, partnerId: string, raw: unkno
         .where('connection_id', '=', current.id)
         .where('status', '=', 'active')
         .execute();
+      // D28: the lapsed machtiging's links are void, signed or open: none can be signed for the corrected EAN or
+      // address, and the next POST /v1/mandate-links issues a new link (written here, beside the revocation, so
+      // the connections area does not import the mandates area, which imports it)
+      await trx.updateTable('mandate_links').set({ voided_at: now }).where('connection_id', '=', current.id).where('voided_at', 'is', null).execute();
     }
     try {
       const updated = await trx

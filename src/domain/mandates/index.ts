@@ -1,151 +1,26 @@
-// Machtiging: signing links (C2.2), the hosted signing page's domain side (C2.3) and the sandbox signature
-// (C2.6). Signing moves the connection to mandate_status active / registration_status ingediend with
-// mandate_valid_from = signed_at (spec §3).
-import crypto from 'node:crypto';
+// Machtiging: the hosted signing page's domain side (C2.3) and the sandbox signature (C2.6); the signing links
+// themselves (C2.2) live in links.ts. Signing moves the connection to mandate_status active / registration_status
+// ingediend with mandate_valid_from = signed_at (spec §3).
 import type { Deps } from '../../deps.ts';
 import type { Db } from '../../db/database.ts';
 import { DomainError } from '../errors.ts';
 import { hashSecret } from '../../lib/secrets.ts';
 import { isoSeconds, isUuid } from '../accounts/format.ts';
 import { formatAddress } from '../ean/ean.ts';
-import { assertActive, findTargetConnection, type TargetInput } from '../connections/target.ts';
 import { CURRENT_CLAUSE_VERSION, renderClause, sha256, type Locale } from './clauses.ts';
+import { markOpenLinkSigned } from './links.ts';
 
 export { CURRENT_CLAUSE_VERSION, CLAUSES, renderClause, type Locale } from './clauses.ts';
-
-export interface IssuedLink {
-  mandate_link_id: string;
-  url: string;
-  expires_at: string;
-  idempotent: boolean;
-}
+export {
+  createMandateLinkForCpo,
+  issueMandateLink,
+  signingUrl,
+  validateReturnUrl,
+  type CpoMandateLinkResponse,
+  type IssuedLink,
+} from './links.ts';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/; // 32 random bytes, base64url
-
-export function signingUrl(deps: Deps, token: string, locale: Locale): string {
-  return `${deps.config.PUBLIC_BASE_URL}/mandates/${token}${locale === 'en' ? '?locale=en' : ''}`;
-}
-
-/** return_url (C2.2): https, or http on localhost. */
-export function validateReturnUrl(v: unknown): string | null {
-  if (v === undefined || v === null || v === '') return null;
-  let u: URL;
-  try {
-    u = new URL(String(v));
-  } catch {
-    throw new DomainError('invalid_request', 'return_url must be an absolute URL.');
-  }
-  const local = ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
-  if (!(u.protocol === 'https:' || (u.protocol === 'http:' && local))) {
-    throw new DomainError('invalid_request', 'return_url must use https (http only on localhost).');
-  }
-  return u.toString();
-}
-
-/**
- * Issue (or return the open) signing link of a connection. No tenancy check: the CPO route and the partner
- * claim page check ownership before calling. One active mandate per connection (C2.2): an unexpired, unsigned
- * link comes back with idempotent: true; a signed mandate gives 409 mandate_already_active.
- */
-export async function issueMandateLink(
-  deps: Deps,
-  opts: { connectionId: string; locale?: Locale; returnUrl?: string },
-): Promise<IssuedLink> {
-  const locale: Locale = opts.locale ?? 'nl';
-  const returnUrl = validateReturnUrl(opts.returnUrl);
-  if (!isUuid(opts.connectionId)) throw new DomainError('connection_not_found', 'No such connection.');
-  const now = deps.clock();
-  return deps.db.transaction().execute(async (trx) => {
-    // the connection row lock serialises concurrent issues: one open link per connection
-    const c = await trx
-      .selectFrom('connections')
-      .select(['id', 'status', 'mandate_status'])
-      .where('id', '=', opts.connectionId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!c) throw new DomainError('connection_not_found', 'No such connection.');
-    if (c.status !== 'active') throw new DomainError('connection_not_active', 'The connection is archived.');
-    if (c.mandate_status === 'active') {
-      throw new DomainError('mandate_already_active', 'The machtiging of this connection is already signed.');
-    }
-    const open = await trx
-      .selectFrom('mandate_links')
-      .select(['id', 'token_encrypted', 'expires_at', 'locale'])
-      .where('connection_id', '=', c.id)
-      .where('signed_at', 'is', null)
-      .where('expires_at', '>', now)
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst();
-    if (open) {
-      return {
-        mandate_link_id: open.id,
-        url: signingUrl(deps, deps.cipher.decrypt(open.token_encrypted), open.locale),
-        expires_at: isoSeconds(open.expires_at),
-        idempotent: true,
-      };
-    }
-    const token = crypto.randomBytes(32).toString('base64url');
-    const expires = new Date(now.getTime() + deps.config.MANDATE_LINK_TTL_DAYS * 86_400_000);
-    const row = await trx
-      .insertInto('mandate_links')
-      .values({
-        connection_id: c.id,
-        token_hash: hashSecret(token),
-        token_encrypted: deps.cipher.encrypt(token),
-        locale,
-        return_url: returnUrl,
-        clause_version: CURRENT_CLAUSE_VERSION,
-        expires_at: expires,
-        created_at: now,
-      })
-      .returning(['id', 'expires_at'])
-      .executeTakeFirstOrThrow();
-    return { mandate_link_id: row.id, url: signingUrl(deps, token, locale), expires_at: isoSeconds(row.expires_at), idempotent: false };
-  });
-}
-
-export interface CpoMandateLinkResponse {
-  ok: true;
-  idempotent?: true;
-  mandate_link_id: string;
-  connection_id: string;
-  account_id: string;
-  url: string;
-  expires_at: string;
-  clause_version: string;
-  mandate_status: 'pending' | 'active';
-}
-
-/** POST /v1/mandate-links (C2.2): the caller's connection by connection_id, account_id or cpo_external_ref. */
-export async function createMandateLinkForCpo(
-  deps: Deps,
-  partnerId: string,
-  body: TargetInput & { locale?: Locale | undefined; return_url?: string | undefined },
-): Promise<{ status: 200 | 201; body: CpoMandateLinkResponse }> {
-  const returnUrl = validateReturnUrl(body.return_url);
-  const c = await findTargetConnection(deps, partnerId, body);
-  assertActive(c);
-  const link = await issueMandateLink(deps, {
-    connectionId: c.id,
-    ...(body.locale ? { locale: body.locale } : {}),
-    ...(returnUrl ? { returnUrl } : {}),
-  });
-  const clause = await deps.db.selectFrom('mandate_links').select('clause_version').where('id', '=', link.mandate_link_id).executeTakeFirstOrThrow();
-  return {
-    status: link.idempotent ? 200 : 201,
-    body: {
-      ok: true,
-      ...(link.idempotent ? { idempotent: true as const } : {}),
-      mandate_link_id: link.mandate_link_id,
-      connection_id: c.id,
-      account_id: c.account_id,
-      url: link.url,
-      expires_at: link.expires_at,
-      clause_version: clause.clause_version,
-      mandate_status: 'pending',
-    },
-  };
-}
 
 // ---- the signing page (C2.3) ----
 
@@ -168,6 +43,8 @@ export type SigningView =
   | { kind: 'not_found' }
   | { kind: 'expired' }
   | { kind: 'gone' }
+  /** D28: a revocation voided the link (signed or not); a new link must be issued */
+  | { kind: 'void' }
   | { kind: 'signed'; facts: SigningFacts; signedAt: string | null }
   | { kind: 'form'; facts: SigningFacts };
 
@@ -184,6 +61,7 @@ async function linkContext(db: Db, token: string) {
       'l.clause_version',
       'l.expires_at',
       'l.signed_at',
+      'l.voided_at',
       'c.id as connection_id',
       'c.status',
       'c.mandate_status',
@@ -231,6 +109,7 @@ function factsOf(deps: Deps, ctx: LinkContext, locale: Locale): SigningFacts {
 
 function viewOf(deps: Deps, ctx: LinkContext | undefined, locale: Locale | undefined): SigningView {
   if (!ctx) return { kind: 'not_found' };
+  if (ctx.voided_at) return { kind: 'void' };
   const facts = factsOf(deps, ctx, locale ?? ctx.locale);
   if (ctx.signed_at) return { kind: 'signed', facts, signedAt: isoSeconds(ctx.signed_at) };
   if (ctx.status !== 'active') return { kind: 'gone' };
@@ -348,7 +227,8 @@ export interface SandboxSignResponse {
 }
 
 /**
- * Sign the pending machtiging of a connection as the customer would (sandbox helper C2.6, test factories).
+ * Sign the pending machtiging of a connection as the customer would (sandbox helper C2.6, test factories): the
+ * same evidence as the page records, and the open signing link, if any, is marked signed with it.
  * partnerId, when given, limits it to that partner's connections (404 otherwise).
  */
 export async function signMandateAsCustomer(
@@ -396,9 +276,11 @@ export async function signMandateAsCustomer(
     });
     const name = (opts.fullName ?? '').trim() || c.signatory_full_name || 'Sandbox signatory';
     const now = deps.clock();
+    // C2.6 as the customer would: the open link is the one signed (its page confirms; it cannot be signed again)
+    const linkId = await markOpenLinkSigned(trx, c.id, now);
     await recordSignature(trx, deps, {
       connectionId: c.id,
-      linkId: null,
+      linkId,
       channel: 'sandbox_helper',
       name,
       email: c.signatory_email,

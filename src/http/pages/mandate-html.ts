@@ -32,6 +32,8 @@ const T = {
     expiredBody: 'Deze link is verlopen. Vraag de aanvrager om een nieuwe link.',
     goneTitle: 'Link niet meer geldig',
     goneBody: 'Deze aansluiting is niet meer actief; de link kan niet meer worden gebruikt.',
+    voidTitle: 'Link vervallen',
+    voidBody: 'De machtiging van deze link is vervallen omdat de EAN-code of het adres van de aansluiting is gewijzigd. De link kan niet meer worden gebruikt. Vraag de aanvrager om een nieuwe link.',
     other: 'English',
   },
   en: {
@@ -61,6 +63,8 @@ const T = {
     expiredBody: 'This link has expired. Ask the requester for a new link.',
     goneTitle: 'Link no longer valid',
     goneBody: 'This connection is no longer active; the link can no longer be used.',
+    voidTitle: 'Link void',
+    voidBody: 'The authorisation of this link lapsed because the EAN code or the address of the connection changed. The link can no longer be used. Ask the requester for a new link.',
     other: 'Nederlands',
   },
 } as const;
@@ -140,9 +144,14 @@ export function stalePage(locale: Locale, href: string): string {
   return layout(locale, t.staleTitle, `<h1>${t.staleTitle}</h1><p>${t.staleBody}</p><p><a href="${esc(href)}">${t.reload}</a></p>`);
 }
 
-export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone'): string {
+export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone' | 'void'): string {
   const t = T[locale];
-  const [title, body] =
-    kind === 'not_found' ? [t.notFoundTitle, t.notFoundBody] : kind === 'expired' ? [t.expiredTitle, t.expiredBody] : [t.goneTitle, t.goneBody];
+  const texts = {
+    not_found: [t.notFoundTitle, t.notFoundBody],
+    expired: [t.expiredTitle, t.expiredBody],
+    gone: [t.goneTitle, t.goneBody],
+    void: [t.voidTitle, t.voidBody],
+  } as const;
+  const [title, body] = texts[kind];
   return layout(locale, title, `<h1 id="error">${title}</h1><p>${body}</p>`);
 }

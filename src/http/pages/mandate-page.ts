@@ -11,7 +11,7 @@ const Html = z.string();
 const pageResponses = {
   200: Html.describe('the signing form, or the confirmation when already signed'),
   404: Html.describe('unknown or tampered link (nothing recorded)'),
-  410: Html.describe('expired link, or the connection is no longer active (nothing recorded)'),
+  410: Html.describe('expired link, a link voided by a revocation, or the connection is no longer active (nothing recorded)'),
 };
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
@@ -38,6 +38,8 @@ function render(reply: FastifyReply, token: string, outcome: SignOutcome, locale
       return send(reply, 410, errorPage(lc, 'expired'));
     case 'gone':
       return send(reply, 410, errorPage(lc, 'gone'));
+    case 'void':
+      return send(reply, 410, errorPage(lc, 'void'));
     case 'form':
       return send(reply, 200, formPage(outcome.facts, `${self}?locale=${lc}`, { otherLocaleHref: other }), originOf(outcome.facts.returnUrl));
     case 'invalid':
@@ -64,7 +66,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
       config: { auth: { public: true } },
       schema: {
         tags: ['Signing page'],
-        summary: 'The hosted machtiging signing page (HTML; 404 unknown or tampered link, 410 expired)',
+        summary: 'The hosted machtiging signing page (HTML; 404 unknown or tampered link, 410 expired or void)',
         params: z.object({ token: z.string() }),
         querystring: LocaleQuery,
         produces: ['text/html'],
