@@ -16,8 +16,9 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
+/** A session of `wh` Wh with its two register readings (at the start, and at the end or half an hour in). */
 async function aSession(chargerId: string, startedAt: string, wh: number, endedAt: string | null = null) {
-  return svc.deps.db
+  const s = await svc.deps.db
     .insertInto('charging_sessions')
     .values({
       charger_id: chargerId,
@@ -30,6 +31,15 @@ async function aSession(chargerId: string, startedAt: string, wh: number, endedA
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  const last = endedAt ?? new Date(new Date(startedAt).getTime() + 1_800_000).toISOString();
+  await svc.deps.db
+    .insertInto('meter_readings')
+    .values([
+      { charger_id: chargerId, session_id: s.id, connector_id: 1, measured_at: startedAt, wh: 1_000_000 },
+      { charger_id: chargerId, session_id: s.id, connector_id: 1, measured_at: last, wh: 1_000_000 + wh },
+    ])
+    .execute();
+  return s;
 }
 
 let ean = 0;
@@ -200,18 +210,22 @@ describe('GET /chargers and GET /sessions', () => {
     }
   });
 
-  it("counts a session only when the machtiging was in force at the session's end (C5.2)", async () => {
+  it('counts the Wh charged from the moment the machtiging is in force, splitting a session at that moment (C5.4)', async () => {
     const dave = await aUser(svc.deps);
     const account = await anEligibleAccount(dave.userId, '2026-06-15T12:00:00Z');
     const cp = (await anOcppCharger(svc, dave, { nickname: 'Dave' })).chargerId;
     await svc.deps.db.updateTable('chargers').set({ account_id: account, mid_certified: true }).where('id', '=', cp).execute();
     await aSession(cp, '2026-06-15T09:00:00Z', 10_000, '2026-06-15T11:00:00Z'); // ended before signing
+    await aSession(cp, '2026-06-15T11:00:00Z', 10_000, '2026-06-15T13:00:00Z'); // spans the signing moment at 12:00
     await aSession(cp, '2026-06-16T09:00:00Z', 10_000, '2026-06-16T11:00:00Z'); // after signing
     const res = await svc.app.inject({ method: 'GET', url: '/sessions', headers: bearer(dave.token) });
-    const sessions = res.json().sessions as Array<{ started_at: string; counts_for_ere: boolean; ere_credits: number; estimated_euro: number }>;
-    expect(sessions.map((x) => [x.started_at, x.counts_for_ere, x.ere_credits, x.estimated_euro])).toEqual([
-      ['2026-06-16T09:00:00Z', true, 3.33, 0.4],
-      ['2026-06-15T09:00:00Z', false, 0, 0],
+    const sessions = res.json().sessions as Array<{ started_at: string; kwh: number; counts_for_ere: boolean; ere_credits: number; estimated_euro: number }>;
+    // the spanning session: register 1,000,000 → 1,010,000 Wh over 11:00–13:00; at 12:00 it reads 1,005,000, so
+    // 5,000 Wh count: 5 × 0.332694 = 1.66347 → 1.66 ERE; × €0.140 × 85 % = €0.19754 → 0.20; kwh stays 10
+    expect(sessions.map((x) => [x.started_at, x.kwh, x.counts_for_ere, x.ere_credits, x.estimated_euro])).toEqual([
+      ['2026-06-16T09:00:00Z', 10, true, 3.33, 0.4],
+      ['2026-06-15T11:00:00Z', 10, true, 1.66, 0.2],
+      ['2026-06-15T09:00:00Z', 10, false, 0, 0],
     ]);
   });
 

@@ -2,12 +2,12 @@
 // chargers they own and those of accounts they own; nothing else.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
-import { complianceYear, estimateBasis, estimateSession, kwhOf, type EstimateBasis } from './estimate.ts';
+import { estimateBasis, kwhOf, type EstimateBasis } from './estimate.ts';
 import { holderAlive, isOnline } from './live-state.ts';
 import { ENERGY_REGISTER } from './readings.ts';
+import { sessionCredits } from './session-credits.ts';
 
 export interface ChargerItem {
   id: string;
@@ -47,34 +47,6 @@ function visibleChargers(deps: Deps, userId: string) {
     );
 }
 
-/**
- * C5.2: a session counts for ERE when its charger is MID-certified, its connection is active and the account
- * is ERE-eligible at the session's end. Eligibility is derived from the current facts (C2.8); "at the session's
- * end" is read as: eligible now and the machtiging was already in force when the session ended (a session
- * charged before the customer signed never counts).
- */
-function eligibilityCache(deps: Deps) {
-  const cache = new Map<string, Promise<{ eligible: boolean; since: Date | null }>>();
-  const load = async (accountId: string) => {
-    const eligible = await isAccountEreEligible(deps.db, accountId);
-    if (!eligible) return { eligible, since: null };
-    const r = await deps.db
-      .selectFrom('connections')
-      .select((eb) => eb.fn.min('mandate_valid_from').as('since'))
-      .where('account_id', '=', accountId)
-      .where('status', '=', 'active')
-      .where('mandate_status', '=', 'active')
-      .executeTakeFirst();
-    return { eligible, since: (r?.since as Date | null | undefined) ?? null };
-  };
-  return async (accountId: string | null, mid: boolean, endedAt: Date): Promise<boolean> => {
-    if (!mid || !accountId) return false;
-    if (!cache.has(accountId)) cache.set(accountId, load(accountId));
-    const e = await cache.get(accountId)!;
-    return e.eligible && e.since !== null && e.since.getTime() <= endedAt.getTime();
-  };
-}
-
 export async function listChargerItems(deps: Deps, userId: string, onlyId?: string): Promise<ChargerItem[]> {
   let q = visibleChargers(deps, userId)
     .leftJoin('ocpp_chargers', 'ocpp_chargers.charger_id', 'chargers.id')
@@ -110,6 +82,7 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
   if (onlyId) q = q.where('chargers.id', '=', onlyId);
   const rows = await q.execute();
   const ids = rows.map((r) => r.id);
+  const chargerOf = new Map(rows.map((r) => [r.id, { mid: r.mid_certified, accountId: r.account_id }]));
   const active = ids.length
     ? await deps.db
         .selectFrom('charging_sessions')
@@ -119,10 +92,8 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
         .orderBy('started_at', 'desc')
         .execute()
     : [];
-  const eligible = eligibilityCache(deps);
-  let feeOnce: Promise<string> | undefined;
-  const fee = () => (feeOnce ??= userFeePct(deps, userId));
-  const now = deps.clock();
+  // C5.4: what of a live session counts so far (the same rule as GET /sessions and the monthly rows)
+  const live = active.length ? await sessionCredits(deps, active.map((a) => ({ id: a.id, ...chargerOf.get(a.charger_id)! })), await userFeePct(deps, userId)) : new Map();
   const out: ChargerItem[] = [];
   for (const r of rows) {
     const s = active.find((a) => a.charger_id === r.id);
@@ -135,13 +106,12 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
       is_charging: !!s,
     };
     if (s) {
-      const counts = await eligible(r.account_id, r.mid_certified, now);
       item.current_session = {
         id: s.id,
         started_at: utc(s.started_at),
         kwh_so_far: kwhOf(s.energy_wh),
         id_tag: s.id_tag,
-        estimated_euro: estimateSession(deps.config, { wh: BigInt(s.energy_wh), year: complianceYear(now), countsForEre: counts, feePct: await fee() }).estimated_euro,
+        estimated_euro: live.get(s.id)?.estimated_euro ?? 0,
       };
     }
     if (r.latest_wh !== null && r.latest_wh !== undefined) item.latest_meter_wh = Number(r.latest_wh);
@@ -185,14 +155,12 @@ export async function listSessionItems(
   if (q.from) query = query.where('s.started_at', '>=', q.from);
   if (q.to) query = query.where('s.started_at', '<=', q.to);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
-  const eligible = eligibilityCache(deps);
   const feePct = await userFeePct(deps, userId);
-  const now = deps.clock();
+  const credits = await sessionCredits(deps, rows.map((r) => ({ id: r.id, mid: r.mid_certified, accountId: r.account_id })), feePct);
   const sessions: SessionItem[] = [];
   for (const r of rows) {
-    const counts = await eligible(r.account_id, r.mid_certified, r.ended_at ?? now);
+    const c = credits.get(r.id)!;
     const wh = BigInt(r.energy_wh);
-    const est = estimateSession(deps.config, { wh, year: complianceYear(r.ended_at ?? now), countsForEre: counts, feePct });
     sessions.push({
       id: r.id,
       charger_id: r.charger_id,
@@ -202,9 +170,9 @@ export async function listSessionItems(
       kwh: kwhOf(wh),
       status: r.status,
       id_tag: r.id_tag,
-      counts_for_ere: counts,
-      ere_credits: est.ere_credits,
-      estimated_euro: est.estimated_euro,
+      counts_for_ere: c.counts_for_ere,
+      ere_credits: c.ere_credits,
+      estimated_euro: c.estimated_euro,
     });
   }
   return { sessions, limit: q.limit, offset: q.offset, estimate_basis: estimateBasis(deps.config, feePct) };
