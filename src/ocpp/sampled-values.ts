@@ -2,7 +2,8 @@
 // the phase-less total, or the sum of L1–L3 when only phases are sent; kWh converted, 2.0.1 multiplier applied,
 // fractional Wh rounded (counted); signed values kept verbatim beside the reading. C4.11: an unreadable sampled
 // value (bad number, unknown measurand, out of range) is set aside on the Reader with its reason, and a signed
-// value without a plain one is returned apart, to be placed on the reading with its timestamp.
+// value without a plain one is returned apart, to be placed on the reading with its timestamp. C5.5: the
+// Power.Active.Import of the same meter value rides along on the reading (powerW), as evidence for a hold.
 import type { EnergyReading, SignedValue } from '../domain/charging/events.ts';
 import { ENERGY_REGISTER } from '../domain/charging/readings.ts';
 import { divRound } from '../lib/decimal.ts';
@@ -78,6 +79,38 @@ function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample 
   return { phase, wh, signed: sm, context };
 }
 
+const POWER = 'Power.Active.Import';
+/** a power reading above 1 GW is no charger's */
+const MAX_POWER_W = 1e9;
+
+/**
+ * C5.5: the import power of a sampled value in W (W or kW, 2.0.1 multiplier applied), or null. Power is evidence
+ * for a hold (register_too_slow), not energy: it is read leniently and an unreadable one is ignored, never set aside.
+ */
+function powerOf(v: Version, sv: Record<string, unknown>): { phase: string; w: number } | null {
+  if (typeof sv.measurand !== 'string' || sv.measurand.trim().toLowerCase() !== POWER.toLowerCase()) return null;
+  if (v === 'ocpp1.6' && sv.format !== undefined && sv.format !== 'Raw') return null;
+  const uom = v === 'ocpp2.0.1' && typeof sv.unitOfMeasure === 'object' && sv.unitOfMeasure !== null ? (sv.unitOfMeasure as Record<string, unknown>) : {};
+  const unit = String((v === 'ocpp1.6' ? sv.unit : uom.unit) ?? 'W').trim().toLowerCase();
+  const multiplier = uom.multiplier === undefined ? 0 : Number(uom.multiplier);
+  if ((unit !== 'w' && unit !== 'kw') || !Number.isInteger(multiplier) || multiplier < MULTIPLIER_MIN || multiplier > MULTIPLIER_MAX) return null;
+  const value = typeof sv.value === 'number' || (typeof sv.value === 'string' && /^\s*[+-]?\d+(\.\d+)?\s*$/.test(sv.value)) ? Number(sv.value) : NaN;
+  const w = Math.round(value * 10 ** ((unit === 'kw' ? 3 : 0) + multiplier));
+  if (!Number.isFinite(w) || w < 0 || w > MAX_POWER_W) return null;
+  const phase = typeof sv.phase === 'string' ? sv.phase.replace(/-N$/, '') : '';
+  if (phase !== '' && phase !== 'L1' && phase !== 'L2' && phase !== 'L3') return null;
+  return { phase, w };
+}
+
+/** The phase-less power, else the sum of the phases' (undefined when none was sent). */
+function totalPower(powers: Array<{ phase: string; w: number }>): number | undefined {
+  const total = powers.find((p) => p.phase === '');
+  if (total) return total.w;
+  const byPhase = new Map<string, number>();
+  for (const p of powers) if (!byPhase.has(p.phase)) byPhase.set(p.phase, p.w);
+  return byPhase.size > 0 ? [...byPhase.values()].reduce((a, b) => a + b, 0) : undefined;
+}
+
 /** The register readings of a MeterValue[] and the signed values that came without a plain value. */
 export interface MeterValuesRead {
   readings: EnergyReading[];
@@ -110,11 +143,17 @@ export function readMeterValues(r: Reader, v: Version, meterValues: unknown, con
     }
     const timestamp = (mvRaw as Record<string, unknown>).timestamp;
     const samples: Sample[] = [];
+    const powers: Array<{ phase: string; w: number }> = [];
     let energyLost = false;
     for (const raw of sampled) {
       try {
-        const s = readSample(r, v, r.obj(raw, 'sampledValue'));
+        const sv = r.obj(raw, 'sampledValue');
+        const s = readSample(r, v, sv);
         if (s) samples.push(s);
+        else {
+          const p = powerOf(v, sv);
+          if (p) powers.push(p);
+        }
       } catch (err) {
         if (!(err instanceof Unusable)) throw err;
         if (looksLikeEnergy(raw)) energyLost = true;
@@ -134,7 +173,8 @@ export function readMeterValues(r: Reader, v: Version, meterValues: unknown, con
         wh = [...byPhase.values()].reduce((a, b) => a + b, 0n);
       }
     }
-    if (wh !== null) out.readings.push({ measuredAt, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: signed });
+    const powerW = totalPower(powers);
+    if (wh !== null) out.readings.push({ measuredAt, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: signed, ...(powerW !== undefined ? { powerW } : {}) });
     else if (signed !== null) {
       // C4.5: signed data alone belongs to the register reading with its timestamp (placed by the domain)
       out.signed.push({ measuredAt, signedData: signed, part: mvRaw });

@@ -161,6 +161,13 @@ export interface ChargingSessionsTable {
   status: Generated<'active' | 'completed'>;
   end_provisional: Generated<boolean>;
   stop_reason: string | null;
+  /** C5.5 (migrations/0055): Wh of flagged steps not decided yet, and the review of the flagged steps */
+  held_wh: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
+  review_status: Generated<'held' | 'accepted' | 'rejected' | null>;
+  /** the reasons, sorted and comma-separated */
+  review_reason: Generated<string | null>;
+  /** power_w of the last register reading */
+  last_power_w: Generated<number | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -177,6 +184,10 @@ export interface MeterReadingsTable {
   context: string | null;
   signed_data: string | null;
   anomaly: string | null;
+  /** C5.5: the operator's decision on the flagged step ending here (migrations/0055) */
+  review: Generated<'accepted' | 'rejected' | null>;
+  /** Power.Active.Import reported with this reading, W */
+  power_w: Generated<number | null>;
   received_at: Generated<Date>;
 }
 

@@ -6,13 +6,14 @@
 // It gives exactly what the one-message path gives (handle-event.ts meterValues/updated with readings.ts
 // updateSessionEnergy) because it only takes what that path's incremental branch handles: the session exists,
 // is not a provisionally closed one, has a register reading already, and every new register reading is later
-// than its last one, so the new readings are the only ones after it and the forward-step rule (stepOf, shared
-// with readings.ts) runs over them alone. A message that does not fit is left to the one-message path.
+// than its last one, so the new readings are the only ones after it and the rule of C4.5/C5.5 (readings.ts
+// foldSteps: anomalies, counted and held Wh, the review columns) runs over them alone, from the session's stored
+// totals, with the same clock for future_timestamp. A message that does not fit is left to the one-message path.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
-import { ENERGY_REGISTER, mergeReadings, readingRow, stepOf } from './readings.ts';
+import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
 
 export interface BatchItem {
@@ -85,18 +86,25 @@ function strictlyInTime(readings: EnergyReading[]): boolean {
   return true;
 }
 
-interface SessionState {
+interface SessionState extends SessionEnergy {
   id: string;
   charger_id: string;
   transaction_id: string;
   connector_id: number;
   status: string;
   end_provisional: boolean;
-  energy_wh: string;
-  last_meter_wh: string | null;
-  last_reading_at: Date | null;
-  meter_start_wh: string | null;
 }
+
+/** The readings' anomalies as the one-message path stores them: the fold's for register readings (foldSteps). */
+function judge(readings: EnergyReading[], registers: EnergyReading[], judged: Array<{ anomaly: string | null }>, now: Date): Map<EnergyReading, string | null> {
+  const anomalyOf = new Map(readings.map((r) => [r, arrivalFlag(r.measuredAt, now)]));
+  registers.forEach((r, i) => anomalyOf.set(r, judged[i]!.anomaly));
+  return anomalyOf;
+}
+
+/** New register readings as fold points (not stored yet: no anomaly, no review; their own flag from the clock). */
+const pointsOf = (registers: EnergyReading[], now: Date) =>
+  registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: arrivalFlag(r.measuredAt, now), anomaly: null, review: null }));
 
 /**
  * Writes the items this path can take, in the caller's transaction; returns each item's outcome by index
@@ -110,8 +118,8 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
 
   // 1. the sessions, locked as the one-message path's update would lock them
   const sessions = await sql<SessionState>`
-    select s.id, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh,
-           s.last_meter_wh, s.last_reading_at, s.meter_start_wh
+    select s.id, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh, s.held_wh,
+           s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh
       from charging_sessions s
       join unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
         on s.charger_id = k.charger_id and s.transaction_id = k.transaction_id
@@ -120,7 +128,7 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
   const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));
 
   const rows: Array<Record<string, unknown>> = [];
-  const updates: Array<{ id: string; energy: string; lastWh: string | null; lastAt: Date | null; stop: Candidate['stop'] }> = [];
+  const updates: Array<{ id: string; totals: ReturnType<typeof totalsColumns>; lastWh: string | null; lastAt: Date | null; lastW: number | null; stop: Candidate['stop'] }> = [];
   const taken: Candidate[] = [];
   for (const c of candidates) {
     const s = byKey.get(`${c.chargerId}|${c.transactionId}`);
@@ -131,20 +139,15 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
     if (since === null || s.last_meter_wh === null || s.meter_start_wh === null) continue;
     const registers = c.readings.filter(isRegister);
     if (registers.some((r) => r.measuredAt.getTime() <= since.getTime())) continue; // late: the full recompute
-    let energy = BigInt(s.energy_wh);
-    let prev = { wh: BigInt(s.last_meter_wh), at: since.getTime() };
-    const anomalyOf = new Map<EnergyReading, string | null>();
-    for (const r of registers) {
-      const step = stepOf(prev, { wh: r.wh, at: r.measuredAt.getTime() }, c.maxW);
-      anomalyOf.set(r, step.anomaly);
-      energy += step.counted;
-      prev = { wh: r.wh, at: r.measuredAt.getTime() };
-    }
+    const totals = totalsOf(s);
+    const judged = foldSteps(totals, { wh: BigInt(s.last_meter_wh), at: since.getTime(), w: s.last_power_w }, pointsOf(registers, now), c.maxW);
+    const anomalyOf = judge(c.readings, registers, judged, now);
     for (const r of c.readings) {
       rows.push({ ...readingRow(c.chargerId, s.connector_id, s.id, r), anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
     }
     const last = registers[registers.length - 1];
-    updates.push({ id: s.id, energy: energy.toString(), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, stop: c.stop });
+    const lastW = last ? (last.powerW ?? null) : s.last_power_w;
+    updates.push({ id: s.id, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop });
     taken.push(c);
   }
   if (taken.length === 0) return out;
@@ -171,22 +174,24 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
          and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
     ),
     readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly)
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
       select * from unnest(
         ${col((r) => r.charger_id)}::uuid[], ${col((r) => r.session_id)}::uuid[], ${col((r) => r.connector_id)}::int[],
         ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
         ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
-        ${col((r) => r.anomaly)}::text[])
+        ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
        where (select n from stored) = 0
       on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
         session_id = coalesce(meter_readings.session_id, excluded.session_id),
         signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        context = coalesce(meter_readings.context, excluded.context)
+        context = coalesce(meter_readings.context, excluded.context),
+        power_w = coalesce(meter_readings.power_w, excluded.power_w)
       returning 1
     ),
     sessions as (
       update charging_sessions s
-         set energy_wh = u.energy, last_meter_wh = u.last_wh, last_reading_at = u.last_at, updated_at = now(),
+         set energy_wh = u.energy, held_wh = u.held, review_status = u.review_status, review_reason = u.review_reason,
+             last_meter_wh = u.last_wh, last_reading_at = u.last_at, last_power_w = u.last_w, updated_at = now(),
              -- a stop ends the session (endSession), its stop value being the meterStop or else the last reading
              status = case when u.stop then 'completed' else s.status end,
              end_provisional = case when u.stop then false else s.end_provisional end,
@@ -194,12 +199,14 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
              meter_stop_wh = case when u.stop then coalesce(u.meter_stop, u.last_wh) else s.meter_stop_wh end,
              stop_reason = case when u.stop then u.reason else s.stop_reason end,
              id_tag = case when u.stop then coalesce(s.id_tag, u.tag) else s.id_tag end
-        from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.energy)}::bigint[],
+        from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.totals.energy_wh)}::bigint[],
+                    ${updates.map((u) => u.totals.held_wh)}::bigint[], ${updates.map((u) => u.totals.review_status)}::text[],
+                    ${updates.map((u) => u.totals.review_reason)}::text[], ${updates.map((u) => u.lastW)}::int[],
                     ${updates.map((u) => u.lastWh)}::bigint[], ${updates.map((u) => u.lastAt)}::timestamptz[],
                     ${updates.map((u) => u.stop !== undefined)}::boolean[], ${updates.map((u) => u.stop?.endedAt ?? null)}::timestamptz[],
                     ${updates.map((u) => (u.stop?.meterStopWh == null ? null : u.stop.meterStopWh.toString()))}::bigint[],
                     ${updates.map((u) => u.stop?.reason ?? null)}::text[], ${updates.map((u) => u.stop?.idTag ?? null)}::text[])
-             as u(id, energy, last_wh, last_at, stop, ended_at, meter_stop, reason, tag)
+             as u(id, energy, held, review_status, review_reason, last_w, last_wh, last_at, stop, ended_at, meter_stop, reason, tag)
        where s.id = u.id and (select n from stored) = 0
       returning 1
     )
@@ -312,18 +319,8 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   for (const c of starts) {
     const tx = c.ev.chargerTransactionId ?? txOf.get(c)!;
     const registers = c.readings.filter(isRegister).sort((x, y) => x.measuredAt.getTime() - y.measuredAt.getTime());
-    const anomalyOf = new Map<EnergyReading, string | null>();
-    let energy = 0n;
-    let prev: { wh: bigint; at: number } | null = null;
-    for (const r of registers) {
-      const cur = { wh: r.wh, at: r.measuredAt.getTime() };
-      if (prev) {
-        const step = stepOf(prev, cur, c.maxW);
-        anomalyOf.set(r, step.anomaly);
-        energy += step.counted;
-      }
-      prev = cur;
-    }
+    const totals = noTotals();
+    const anomalyOf = judge(c.readings, registers, foldSteps(totals, null, pointsOf(registers, now), c.maxW), now);
     const first = registers[0];
     const last = registers[registers.length - 1];
     const meterStart = c.ev.meterStartWh ?? first?.wh ?? null;
@@ -334,9 +331,10 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
       id_tag: c.ev.idTag,
       started_at: c.ev.startedAt,
       meter_start_wh: meterStart === null ? null : meterStart.toString(),
-      energy_wh: energy.toString(),
+      ...totalsColumns(totals),
       last_meter_wh: last ? last.wh.toString() : null,
       last_reading_at: last ? last.measuredAt : null,
+      last_power_w: last?.powerW ?? null,
     });
     for (const r of c.readings) {
       rows.push({ ...readingRow(c.chargerId, c.ev.connectorId, null, r), transaction_id: tx, anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
@@ -356,26 +354,30 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
          and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
     ),
     created as (
-      insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, last_meter_wh, last_reading_at)
+      insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
+                                     review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
       select * from unnest(${s((x) => x.charger_id)}::uuid[], ${s((x) => x.connector_id)}::int[], ${s((x) => x.transaction_id)}::text[],
                            ${s((x) => x.id_tag)}::text[], ${s((x) => x.started_at)}::timestamptz[], ${s((x) => x.meter_start_wh)}::bigint[],
-                           ${s((x) => x.energy_wh)}::bigint[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[])
+                           ${s((x) => x.energy_wh)}::bigint[], ${s((x) => x.held_wh)}::bigint[], ${s((x) => x.review_status)}::text[],
+                           ${s((x) => x.review_reason)}::text[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[],
+                           ${s((x) => x.last_power_w)}::int[])
        where (select n from stored) = 0
       returning id, charger_id, transaction_id
     ),
     readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly)
-      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.anomaly
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
+      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.anomaly, u.power_w
         from unnest(${col((r) => r.charger_id)}::uuid[], ${col((r) => r.transaction_id)}::text[], ${col((r) => r.connector_id)}::int[],
                     ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
                     ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
-                    ${col((r) => r.anomaly)}::text[])
-             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly)
+                    ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
+             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
         join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
       on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
         session_id = coalesce(meter_readings.session_id, excluded.session_id),
         signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        context = coalesce(meter_readings.context, excluded.context)
+        context = coalesce(meter_readings.context, excluded.context),
+        power_w = coalesce(meter_readings.power_w, excluded.power_w)
       returning 1
     )
     select (select n from stored) as stored, (select count(*) from readings) as r`.execute(trx);

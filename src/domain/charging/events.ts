@@ -14,6 +14,9 @@ export interface EnergyReading {
   context: string | null;
   /** signed meter value (1.6 SignedData / OCMF, 2.0.1 signedMeterValue) kept verbatim, or null */
   signedData: string | null;
+  /** C5.5: Power.Active.Import reported in the same meter value, W (absent when not sent): a register that
+   *  creeps while the charger delivers real power is held (register_too_slow) */
+  powerW?: number;
 }
 
 /** C4.11: an unreadable part of a message (a sampled value, a meter value) kept aside while the rest is applied. */

@@ -127,7 +127,7 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
       session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh });
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
-    await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
+    await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, readings);
     const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
@@ -141,7 +141,7 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
   const aside = await deps.db.transaction().execute(async (trx) => {
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
     await reopenIfStillRunning(trx, session, ev.readings);
-    await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings);
+    await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
     return placeSignedValues(trx, { sessionId: session.id }, ev.signed);
   });
@@ -179,7 +179,7 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
     }
     await endSession(trx, session.id, ev);
     const readings = [...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
-    await storeReadings(trx, chargerId, session.connector_id, session.id, readings);
+    await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
@@ -209,10 +209,11 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     }
     for (const [id, g] of groups) {
       // a reading of a session is stored under the session's connector, whatever connectorId the message carried
-      await storeReadings(trx, chargerId, g.session?.connector_id ?? ev.connectorId, id === '' ? null : id, g.readings);
+      await storeReadings(trx, chargerId, g.session?.connector_id ?? ev.connectorId, id === '' ? null : id, g.readings, deps.clock());
     }
-    // the rows were read in this transaction and only their status may have changed since (reopenIfStillRunning)
-    for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session);
+    // the named session was read and locked in this transaction and only its status may have changed since
+    // (reopenIfStillRunning); sessions placed by time are read again, locked
+    for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session === named ? named : undefined);
     const aside = await placeSignedValues(trx, named ? { sessionId: named.id } : { chargerId, connectorId: ev.connectorId }, ev.signed);
     // C4.11: quarantined whole only when nothing in it could be used
     if (ev.readings.length === 0 && aside.length > 0 && aside.length === (ev.signed?.length ?? 0)) {

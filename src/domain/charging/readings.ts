@@ -6,16 +6,64 @@ import type { EnergyReading } from './events.ts';
 
 export const ENERGY_REGISTER = 'Energy.Active.Import.Register';
 
-/** Anomaly kinds the gateway writes into meter_readings.anomaly (a flagged step is held out of ERE). */
+/**
+ * Hold reasons the gateway writes into meter_readings.anomaly: the reason of the step ending at that reading
+ * (C5.5). A flagged step is held out of ERE until an operator accepts it (meter_readings.review).
+ */
 export const ANOMALY = {
   /** the register went down (meter reset, reboot, a register that restarts per transaction) */
   backwards: 'register_backwards',
-  /** the step implies more power than the charger can deliver (Wh/kWh mix-up); waits for operator review */
+  /** the step implies more power than the charger can deliver (Wh sent as kWh) */
   implausible: 'implausible_power',
+  /** the register moved less than 1 % of what the reported Power.Active.Import delivered (kWh sent as Wh) */
+  tooSlow: 'register_too_slow',
+  /** the reading was stamped more than 5 minutes ahead of the gateway's clock when it arrived */
+  future: 'future_timestamp',
+  /** the reading's signed meter value failed verification */
+  invalidSignature: 'invalid_signature',
 } as const;
 
 /** 10 % above the model's maximum before a step counts as implausible: timestamps are whole seconds. */
 const POWER_TOLERANCE_PCT = 110n;
+/** C5.5: how far ahead of the gateway's clock a reading may be stamped */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+/** register_too_slow: the reported power must imply at least this much (a register with 100 Wh resolution never trips it) */
+const TOO_SLOW_MIN_IMPLIED_WH = 100n;
+/** register_too_slow: the register moved less than 1/100 of what the power implies (kWh sent as Wh moves 1/1000) */
+const TOO_SLOW_FACTOR = 100n;
+
+/**
+ * C5.5, the rule of what counts, once: a register step ending at reading q counts iff the step is positive and
+ * (q.anomaly is null or q.review = 'accepted'). This is the predicate; the step's sign is the caller's.
+ */
+export function stepCounts(anomaly: string | null, review: string | null): boolean {
+  return anomaly === null || review === 'accepted';
+}
+
+/** C5.5: a reading stamped more than 5 minutes ahead of the gateway's clock when it arrives is held. */
+export function arrivalFlag(measuredAt: Date, now: Date): string | null {
+  return measuredAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS ? ANOMALY.future : null;
+}
+
+/** What a stored reading says about itself (not about its step). */
+export interface ReadingFacts {
+  /** the anomaly as stored: future_timestamp was judged once, at arrival, and stays */
+  anomaly: string | null;
+}
+
+/**
+ * The reasons a reading itself is held for, whatever its step, in order (the first that applies is its anomaly,
+ * before the step rules of stepOf). The OCMF check adds `invalid_signature` here from the reading's signature status.
+ */
+const READING_FLAGS: Array<(r: ReadingFacts) => string | null> = [(r) => (r.anomaly === ANOMALY.future ? ANOMALY.future : null)];
+
+export function readingFlag(r: ReadingFacts): string | null {
+  for (const flag of READING_FLAGS) {
+    const reason = flag(r);
+    if (reason !== null) return reason;
+  }
+  return null;
+}
 
 type Trx = Db;
 
@@ -25,7 +73,8 @@ export function mergeReadings(readings: EnergyReading[]): EnergyReading[] {
   for (const r of readings) {
     const key = `${r.measuredAt.getTime()}|${r.measurand}|${r.phase}|${r.wh}`;
     const seen = unique.get(key);
-    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context } : r);
+    const powerW = seen?.powerW ?? r.powerW;
+    unique.set(key, seen ? { ...seen, signedData: seen.signedData ?? r.signedData, context: seen.context ?? r.context, ...(powerW !== undefined ? { powerW } : {}) } : r);
   }
   return [...unique.values()];
 }
@@ -42,23 +91,28 @@ export function readingRow(chargerId: string, connectorId: number, sessionId: st
     wh: r.wh.toString(),
     context: r.context,
     signed_data: r.signedData,
+    power_w: r.powerW ?? null,
   };
 }
 
-/** Insert readings; a replay (same charger, connector, time, measurand, phase, value) is stored once. */
+/**
+ * Insert readings; a replay (same charger, connector, time, measurand, phase, value) is stored once. `now` is the
+ * gateway's clock: a reading stamped more than 5 minutes ahead of it is stored flagged (arrivalFlag).
+ */
 export async function storeReadings(
   trx: Trx,
   chargerId: string,
   connectorId: number,
   sessionId: string | null,
   readings: EnergyReading[],
+  now: Date,
 ): Promise<void> {
   // merged first: ON CONFLICT cannot touch one row twice in a statement
   readings = mergeReadings(readings);
   if (readings.length === 0) return;
   await trx
     .insertInto('meter_readings')
-    .values(readings.map((r) => readingRow(chargerId, connectorId, sessionId, r)))
+    .values(readings.map((r) => ({ ...readingRow(chargerId, connectorId, sessionId, r), anomaly: arrivalFlag(r.measuredAt, now) })))
     .onConflict((oc) =>
       // issue 10 item 7 (migration 0051): the replay key includes the connector; two connectors with equal
       // readings at the same second are two readings
@@ -67,6 +121,7 @@ export async function storeReadings(
         session_id: sql`coalesce(meter_readings.session_id, excluded.session_id)`,
         signed_data: sql`coalesce(meter_readings.signed_data, excluded.signed_data)`,
         context: sql`coalesce(meter_readings.context, excluded.context)`,
+        power_w: sql`coalesce(meter_readings.power_w, excluded.power_w)`,
       }),
     )
     .execute();
@@ -90,11 +145,112 @@ export async function maxPowerWOf(trx: Trx, chargerIds: string[], fallbackW: num
   return new Map(chargerIds.map((id) => [id, known.get(id) ?? fallbackW]));
 }
 
+export type ReviewStatus = 'held' | 'accepted' | 'rejected';
+export type ReviewDecision = 'accepted' | 'rejected';
+
+/** A session's energy state as charging_sessions stores it (the incremental update continues from it). */
 export interface SessionEnergy {
   energy_wh: string;
+  held_wh: string;
+  review_status: ReviewStatus | null;
+  review_reason: string | null;
   last_meter_wh: string | null;
   last_reading_at: Date | null;
+  last_power_w: number | null;
   meter_start_wh: string | null;
+}
+
+/** C5.5: counted Wh, held Wh (flagged, not decided) and the review of the flagged steps. */
+export interface SessionTotals {
+  energy: bigint;
+  held: bigint;
+  /** held while a flagged step waits for a decision; else rejected when any step was rejected, else accepted */
+  status: ReviewStatus | null;
+  /** sorted, distinct: of the undecided steps while held, else of all flagged steps */
+  reasons: string[];
+}
+
+export const noTotals = (): SessionTotals => ({ energy: 0n, held: 0n, status: null, reasons: [] });
+
+export function totalsOf(s: Pick<SessionEnergy, 'energy_wh' | 'held_wh' | 'review_status' | 'review_reason'>): SessionTotals {
+  return { energy: BigInt(s.energy_wh), held: BigInt(s.held_wh), status: s.review_status, reasons: s.review_reason ? s.review_reason.split(',') : [] };
+}
+
+export function totalsColumns(t: SessionTotals) {
+  return { energy_wh: t.energy.toString(), held_wh: t.held.toString(), review_status: t.status, review_reason: t.status === null ? null : t.reasons.join(',') };
+}
+
+/** A register reading on the time line: Wh, ms, and the power reported with it (W, null = none). */
+export interface RegisterPoint {
+  wh: bigint;
+  at: number;
+  w?: number | null;
+}
+
+/**
+ * The forward-step rule for one register reading after the previous one: a backward step is flagged, a step above
+ * what the charger's power allows is flagged, a step far below what the reported power delivered is flagged; any
+ * other step counts. `counted` is what counts before any review.
+ */
+export function stepOf(prev: RegisterPoint, cur: RegisterPoint, maxW: number): { anomaly: string | null; step: bigint; counted: bigint } {
+  const step = cur.wh - prev.wh;
+  const ms = BigInt(Math.max(0, cur.at - prev.at));
+  // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
+  const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
+  if (step < 0n) return { anomaly: ANOMALY.backwards, step, counted: 0n };
+  if (step > allowed) return { anomaly: ANOMALY.implausible, step, counted: 0n };
+  // the power at both ends of the step (the charger delivered it throughout) against what the register shows
+  if (prev.w != null && cur.w != null) {
+    const implied = (BigInt(Math.min(prev.w, cur.w)) * ms) / 3_600_000n;
+    if (implied >= TOO_SLOW_MIN_IMPLIED_WH && step * TOO_SLOW_FACTOR < implied) return { anomaly: ANOMALY.tooSlow, step, counted: 0n };
+  }
+  return { anomaly: null, step, counted: step };
+}
+
+/** A register reading to fold: its point, its own flag (readingFlag/arrivalFlag), its stored anomaly and review. */
+export interface FoldPoint extends RegisterPoint {
+  flag: string | null;
+  /** as stored (null for a reading not stored yet) */
+  anomaly: string | null;
+  review: ReviewDecision | null;
+}
+
+/** One flagged step into the review state (order-independent: the result is that of the whole set). */
+function noteFlag(t: SessionTotals, reason: string, review: ReviewDecision | null): void {
+  const withReason = (list: string[]) => (list.includes(reason) ? list : [...list, reason].sort());
+  if (review === null) {
+    t.reasons = t.status === 'held' ? withReason(t.reasons) : [reason];
+    t.status = 'held';
+  } else if (t.status !== 'held') {
+    t.status = review === 'rejected' || t.status === 'rejected' ? 'rejected' : 'accepted';
+    t.reasons = withReason(t.reasons);
+  }
+}
+
+/**
+ * The one rule of C4.5 and C5.5 over register readings in time order, continuing from `prev` (the last reading
+ * already folded) and the totals so far (updated in place). A reading's anomaly is its own flag, else its step's
+ * (stepOf); a step counts iff stepCounts; a flagged positive step not decided is held; a decision stays only while
+ * the reading's anomaly stays what it was. Returns each reading's anomaly and review.
+ */
+export function foldSteps(t: SessionTotals, prev: RegisterPoint | null, points: FoldPoint[], maxW: number): Array<{ anomaly: string | null; review: ReviewDecision | null }> {
+  return points.map((p) => {
+    let step = 0n;
+    let anomaly = p.flag;
+    if (prev) {
+      const s = stepOf(prev, p, maxW);
+      step = s.step;
+      anomaly ??= s.anomaly;
+    }
+    prev = p;
+    const review = anomaly !== null && anomaly === p.anomaly ? p.review : null;
+    if (anomaly !== null) noteFlag(t, anomaly, review);
+    if (step > 0n) {
+      if (stepCounts(anomaly, review)) t.energy += step;
+      else if (review === null) t.held += step;
+    }
+    return { anomaly, review };
+  });
 }
 
 interface RegisterRow {
@@ -102,74 +258,57 @@ interface RegisterRow {
   wh: string;
   measured_at: Date;
   anomaly: string | null;
+  review: ReviewDecision | null;
+  power_w: number | null;
 }
 
-/**
- * The forward-step rule for one register reading after the previous one: a backward step is flagged and counts 0,
- * a step above what the charger's power allows is flagged and held out, any other step counts.
- */
-export function stepOf(prev: { wh: bigint; at: number }, cur: { wh: bigint; at: number }, maxW: number): { anomaly: string | null; counted: bigint } {
-  const step = cur.wh - prev.wh;
-  const ms = BigInt(Math.max(0, cur.at - prev.at));
-  // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
-  const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
-  if (step < 0n) return { anomaly: ANOMALY.backwards, counted: 0n };
-  if (step > allowed) return { anomaly: ANOMALY.implausible, counted: 0n };
-  return { anomaly: null, counted: step };
-}
+const pointOf = (r: RegisterRow): FoldPoint => ({
+  wh: BigInt(r.wh),
+  at: r.measured_at.getTime(),
+  w: r.power_w,
+  flag: readingFlag(r),
+  anomaly: r.anomaly,
+  review: r.review,
+});
 
-/**
- * The one rule of C4.5 over register readings in time order, continuing from `prev` (the last reading already
- * counted) with `energy` so far: a forward plausible step counts, a backward step is flagged and counts 0, an
- * implausible step is flagged and held out. Rows whose anomaly changes are rewritten.
- */
-async function foldReadings(
-  trx: Trx,
-  rows: RegisterRow[],
-  maxW: number,
-  start: { energy: bigint; prev: { wh: bigint; at: number } | null },
-): Promise<bigint> {
-  let { energy, prev } = start;
-  for (const r of rows) {
-    const wh = BigInt(r.wh);
-    const at = r.measured_at.getTime();
-    let anomaly: string | null = null;
-    if (prev) {
-      const step = stepOf(prev, { wh, at }, maxW);
-      anomaly = step.anomaly;
-      energy += step.counted;
-    }
-    if ((r.anomaly ?? null) !== anomaly) {
-      await trx.updateTable('meter_readings').set({ anomaly }).where('id', '=', r.id).execute();
-    }
-    prev = { wh, at };
+/** foldSteps over stored rows; rows whose anomaly or review changes are rewritten. */
+async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null): Promise<void> {
+  const judged = foldSteps(t, prev, rows.map(pointOf), maxW);
+  for (const [i, r] of rows.entries()) {
+    const j = judged[i]!;
+    if (j.anomaly === (r.anomaly ?? null) && j.review === (r.review ?? null)) continue;
+    await trx.updateTable('meter_readings').set(j).where('id', '=', r.id).where('measured_at', '=', r.measured_at).execute();
   }
-  return energy;
 }
 
-/**
- * Recompute a session from its register readings: energy = the sum of the forward steps that are plausible;
- * a backward step is flagged and counts 0 (never negative energy); an implausible step is flagged and held out.
- */
-export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
-  const rows = await trx
+function registerRows(trx: Trx, sessionId: string) {
+  return trx
     .selectFrom('meter_readings')
-    .select(['id', 'wh', 'measured_at', 'anomaly'])
+    .select(['id', 'wh', 'measured_at', 'anomaly', 'review', 'power_w'])
     .where('session_id', '=', sessionId)
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
     .orderBy('measured_at')
-    .orderBy('id')
-    .execute();
-  const energy = await foldReadings(trx, rows, maxW, { energy: 0n, prev: null });
+    .orderBy('id');
+}
+
+/**
+ * Recompute a session from its register readings (foldSteps from nothing): energy_wh = the counted steps, held_wh
+ * = the flagged steps not decided, and the review columns. The caller holds the session's row lock.
+ */
+export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
+  const rows = await registerRows(trx, sessionId).execute();
+  const totals = noTotals();
+  await foldReadings(trx, rows, maxW, totals, null);
   const first = rows[0];
   const last = rows[rows.length - 1];
   await trx
     .updateTable('charging_sessions')
     .set({
-      energy_wh: energy.toString(),
+      ...totalsColumns(totals),
       last_meter_wh: last ? last.wh : null,
       last_reading_at: last ? last.measured_at : null,
+      last_power_w: last ? last.power_w : null,
       meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
       updated_at: sql`now()`,
     })
@@ -180,26 +319,29 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
 /**
  * Bring a session up to date after `added` readings were stored for it, with the same result as
  * recomputeSession. The common case (every new register reading later than the session's last one) continues
- * from the stored energy_wh / last_meter_wh / last_reading_at and looks only at the new readings; anything
- * else (out of order, replayed, late, the session's first readings) falls back to the full recompute.
+ * from the stored totals / last_meter_wh / last_reading_at / last_power_w and looks only at the new readings;
+ * anything else (out of order, replayed, late, the session's first readings) falls back to the full recompute.
  * Sound because every change to a session's register readings is followed by one of these two functions,
  * so the stored state always equals the full recompute over the readings up to last_reading_at, and a
- * reading's anomaly depends only on its predecessor.
+ * reading's anomaly depends only on itself and its predecessor.
+ * The session's row is locked before its state is read (FOR UPDATE here, or by the caller that passes `known`),
+ * so an operator's review (review.ts) and an ingest never write over each other.
  */
 export async function updateSessionEnergy(
   trx: Trx,
   sessionId: string,
   maxW: number,
   added: EnergyReading[],
-  /** the session's row as read earlier in this transaction (its energy columns unchanged since), saves a read */
+  /** the session's row as read, locked, earlier in this transaction (its energy columns unchanged since) */
   known?: SessionEnergy,
 ): Promise<void> {
   const s =
     known ??
     (await trx
       .selectFrom('charging_sessions')
-      .select(['energy_wh', 'last_meter_wh', 'last_reading_at', 'meter_start_wh'])
+      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh'])
       .where('id', '=', sessionId)
+      .forUpdate()
       .executeTakeFirst());
   const since = s?.last_reading_at ?? null;
   const inOrder =
@@ -209,26 +351,15 @@ export async function updateSessionEnergy(
     s.meter_start_wh !== null &&
     added.every((r) => r.measurand !== ENERGY_REGISTER || r.phase !== '' || r.measuredAt.getTime() > since.getTime());
   if (!inOrder) return recomputeSession(trx, sessionId, maxW);
-  const rows = await trx
-    .selectFrom('meter_readings')
-    .select(['id', 'wh', 'measured_at', 'anomaly'])
-    .where('session_id', '=', sessionId)
-    .where('measurand', '=', ENERGY_REGISTER)
-    .where('phase', '=', '')
-    .where('measured_at', '>', since)
-    .orderBy('measured_at')
-    .orderBy('id')
-    .execute();
-  const energy = await foldReadings(trx, rows, maxW, {
-    energy: BigInt(s.energy_wh),
-    prev: { wh: BigInt(s.last_meter_wh!), at: since.getTime() },
-  });
+  const rows = await registerRows(trx, sessionId).where('measured_at', '>', since).execute();
+  const totals = totalsOf(s);
+  await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
   const last = rows[rows.length - 1];
   await trx
     .updateTable('charging_sessions')
     .set(
       last
-        ? { energy_wh: energy.toString(), last_meter_wh: last.wh, last_reading_at: last.measured_at, updated_at: sql`now()` }
+        ? { ...totalsColumns(totals), last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()` }
         : { updated_at: sql`now()` },
     )
     .where('id', '=', sessionId)

@@ -14,12 +14,14 @@ export async function nextTransactionId(trx: Db): Promise<string> {
   return String(r.rows[0]!.id);
 }
 
+/** Locked (FOR UPDATE): the caller goes on to update the session's energy from this row (readings.ts). */
 export async function findByTransactionId(trx: Db, chargerId: string, transactionId: string): Promise<SessionRow | undefined> {
   return trx
     .selectFrom('charging_sessions')
     .selectAll()
     .where('charger_id', '=', chargerId)
     .where('transaction_id', '=', transactionId)
+    .forUpdate()
     .executeTakeFirst();
 }
 

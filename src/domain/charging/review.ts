@@ -1,0 +1,98 @@
+// C5.5 held energy: what a session shows of its flagged steps, and the operator's decision on them. A flagged step
+// (meter_readings.anomaly) counts only once accepted (meter_readings.review, readings.ts stepCounts); a decision
+// recomputes the session (energy_wh, held_wh, review columns) and bumps its updated_at, so the next incremental
+// energy aggregation recomputes every month the session's readings touch (docs/energy.md).
+import type { Deps } from '../../deps.ts';
+import { isoUtc as utc } from '../../lib/time.ts';
+import { DomainError } from '../errors.ts';
+import { kwhOf } from './estimate.ts';
+import { ENERGY_REGISTER, maxPowerW, recomputeSession, type ReviewStatus } from './readings.ts';
+
+export interface SessionReview {
+  status: ReviewStatus;
+  /** the hold reasons, sorted and comma-separated (of the undecided steps while held) */
+  reason: string;
+  held_kwh: number;
+}
+
+/** The `review` of a Personal session view: null when nothing was flagged. */
+export function reviewOf(s: { review_status: ReviewStatus | null; review_reason: string | null; held_wh: string }): SessionReview | null {
+  return s.review_status === null ? null : { status: s.review_status, reason: s.review_reason ?? '', held_kwh: kwhOf(s.held_wh) };
+}
+
+export type ReviewAction = 'accept' | 'reject';
+
+export interface ReviewedSession {
+  session_id: string;
+  charger_id: string;
+  /** the counted energy after the decision */
+  kwh: number;
+  review: SessionReview | null;
+  /** how many flagged steps the decision covered */
+  decided_steps: number;
+}
+
+/**
+ * An operator accepts or rejects every flagged step of a held session that waits for a decision. Accepted steps
+ * count from now on, rejected ones never; steps flagged later hold the session again. 404 session_not_found,
+ * 409 session_not_held (nothing waits for a decision).
+ */
+export async function decideSessionReview(deps: Deps, sessionId: string, action: ReviewAction): Promise<ReviewedSession> {
+  const review = action === 'accept' ? 'accepted' : 'rejected';
+  return deps.db.transaction().execute(async (trx) => {
+    // the row lock first, as the ingest takes it, so a decision and new readings never write over each other
+    const s = await trx.selectFrom('charging_sessions').select(['id', 'charger_id', 'review_status']).where('id', '=', sessionId).forUpdate().executeTakeFirst();
+    if (!s) throw new DomainError('session_not_found', `no session ${sessionId}`);
+    if (s.review_status !== 'held') {
+      throw new DomainError('session_not_held', `session ${sessionId} has no step waiting for review (review: ${s.review_status ?? 'none'})`);
+    }
+    const marked = await trx
+      .updateTable('meter_readings')
+      .set({ review })
+      .where('session_id', '=', sessionId)
+      .where('measurand', '=', ENERGY_REGISTER)
+      .where('phase', '=', '')
+      .where('anomaly', 'is not', null)
+      .where('review', 'is', null)
+      .executeTakeFirst();
+    await recomputeSession(trx, sessionId, await maxPowerW(trx, s.charger_id, deps.config.OCPP_MAX_POWER_W));
+    const after = await trx
+      .selectFrom('charging_sessions')
+      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason'])
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
+    deps.logger.info({ sessionId, review, steps: Number(marked.numUpdatedRows) }, 'session review decided');
+    return { session_id: s.id, charger_id: s.charger_id, kwh: kwhOf(after.energy_wh), review: reviewOf(after), decided_steps: Number(marked.numUpdatedRows) };
+  });
+}
+
+export interface HeldSession {
+  session_id: string;
+  charger_id: string;
+  started_at: string;
+  ended_at: string | null;
+  kwh: number;
+  review: SessionReview;
+}
+
+/** The sessions waiting for an operator's decision, oldest first. */
+export async function listHeldSessions(deps: Deps, limit: number): Promise<{ sessions: HeldSession[] }> {
+  const rows = await deps.db
+    .selectFrom('charging_sessions')
+    .select(['id', 'charger_id', 'started_at', 'ended_at', 'energy_wh', 'held_wh', 'review_status', 'review_reason'])
+    .where('review_status', '=', 'held')
+    .orderBy('started_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return {
+    sessions: rows.map((r) => ({
+      session_id: r.id,
+      charger_id: r.charger_id,
+      started_at: utc(r.started_at),
+      ended_at: r.ended_at ? utc(r.ended_at) : null,
+      kwh: kwhOf(r.energy_wh),
+      review: reviewOf(r)!,
+    })),
+  };
+}
