@@ -1,11 +1,12 @@
 // C6.5 GET /energy: monthly aggregates newest first and lifetime totals for the user's accounts. The plain
-// figures are the ERE-countable ones: energy_months of active connections of ERE-eligible accounts (C2.8), not
-// rejected in review (OCPP months hold MID chargers only). The *_all figures count every charger: the OCPP
-// energy of all the user's chargers (MID or not, with or without an account) plus the months CPOs delivered.
+// figures are the ERE-countable ones, by the one rule (ere/counting.ts monthCountsSql, C5.4): registered months,
+// and delivered or in-review months of active connections of ERE-eligible accounts (OCPP months hold the MID
+// energy from the machtiging's moment on). The *_all figures count every charger: the OCPP energy of all the
+// user's chargers (MID or not, with or without an account, signed or not) plus the months CPOs delivered.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
-import { eligibleSql } from '../accounts/eligibility.ts';
+import { monthCountsSql } from '../ere/counting.ts';
 import { ereForKwhUnits } from '../ere/amounts.ts';
 import { monthlyChargerEnergy } from './month-energy.ts';
 import { whToKwhUnits } from './record-energy.ts';
@@ -39,7 +40,7 @@ interface Acc {
 export async function energyOverview(deps: Deps, userId: string): Promise<EnergyOverview> {
   const rows = await sql<{ month: string; kwh: string; sessions: number; status: string; ere: string | null; source: string; countable: boolean }>`
     select em.month, em.kwh, em.sessions, em.status, em.ere, em.source,
-           (c.status = 'active' and ${eligibleSql('a')}) as countable
+           ${monthCountsSql()} as countable
     from energy_months em
     join connections c on c.id = em.connection_id
     join accounts a on a.id = c.account_id

@@ -12,8 +12,9 @@ import { sql } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
-import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
-import { isMonth, monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
+import { formatDec, toDec } from '../../lib/decimal.ts';
+import { isMonth, monthOf } from '../../lib/amsterdam-time.ts';
+import { deliveredUnits, holdOf, whToKwhUnits, type HoldFigures } from '../ere/capacity.ts';
 
 export type RecordStatus = 'created' | 'updated' | 'unchanged' | 'rejected';
 export type RecordError =
@@ -55,8 +56,7 @@ export function parseKwh(kwh: unknown): bigint | null {
   return units > MAX_KWH_UNITS ? null : units;
 }
 
-/** Wh → units of 0.01 kWh (10 Wh), rounded half away from zero. */
-export const whToKwhUnits = (wh: bigint): bigint => divRound(wh, 10n);
+export { whToKwhUnits };
 
 export function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
   return { status: 'rejected', error, kwh };
@@ -75,16 +75,6 @@ export function checkRecordInput(
   return { ok: true, month: input.month, units, kwh };
 }
 
-/** The hours of an Amsterdam month: 743 in March, 745 in October (daylight saving time), else 24 × days. */
-export function monthHours(month: string): bigint {
-  return BigInt(Math.round((monthEnd(month).getTime() - monthStart(month).getTime()) / 3_600_000));
-}
-
-/** What a connection can deliver in a month, Wh: CONNECTION_MAX_KW × the month's hours. */
-export function capacityWh(config: Pick<Config, 'CONNECTION_MAX_KW'>, month: string): bigint {
-  return toDec(config.CONNECTION_MAX_KW, 3) * monthHours(month); // kW at 3 decimals = W
-}
-
 /** One delivery, checked: the kWh units (2 decimals), the exact Wh when known, the session count when given. */
 export interface MonthDelivery {
   month: string;
@@ -94,23 +84,13 @@ export interface MonthDelivery {
   source: 'cpo' | 'ocpp';
 }
 
-/** The figures a delivery stores: what counts (kwh) and the excess held above the connection's capacity. */
-export interface MonthFigures {
-  kwh: string;
+/** The figures a delivery stores: its exact Wh, and what counts with the capacity hold (ere/capacity.ts). */
+export interface MonthFigures extends HoldFigures {
   wh: string | null;
-  held_wh: string;
-  hold_reason: 'connection_capacity' | null;
-  hold_status: 'held' | null;
 }
 
 export function monthFigures(config: Pick<Config, 'CONNECTION_MAX_KW'>, d: MonthDelivery): MonthFigures {
-  const deliveredWh = d.wh ?? d.units * 10n;
-  const cap = capacityWh(config, d.month);
-  const wh = d.wh === null ? null : d.wh.toString();
-  if (deliveredWh <= cap) return { kwh: formatDec(d.units, 2), wh, held_wh: '0', hold_reason: null, hold_status: null };
-  const held = deliveredWh - cap;
-  // kwh + the held excess in kWh gives back the delivered kWh exactly (deliveredUnits)
-  return { kwh: formatDec(d.units - whToKwhUnits(held), 2), wh, held_wh: held.toString(), hold_reason: 'connection_capacity', hold_status: 'held' };
+  return { ...holdOf(config, d.month, d.units, d.wh), wh: d.wh === null ? null : d.wh.toString() };
 }
 
 /** A stored month as the rules read it. */
@@ -123,12 +103,6 @@ export interface StoredMonth {
   source: string;
   held_wh: string;
   hold_status: string | null;
-}
-
-/** The kWh units a stored month was delivered with: what counts plus an excess that was not accepted. */
-export function deliveredUnits(row: Pick<StoredMonth, 'kwh' | 'held_wh' | 'hold_status'>): bigint {
-  const held = row.hold_status === 'held' || row.hold_status === 'rejected' ? whToKwhUnits(BigInt(row.held_wh)) : 0n;
-  return toDec(row.kwh, 2) + held;
 }
 
 export type MonthWrite =

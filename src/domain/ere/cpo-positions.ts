@@ -1,11 +1,13 @@
 // C2.5 GET /v1/ere-positions: one position per account of the caller's partner (accounts created through the
 // CPO API, as GET /v1/accounts), for one compliance year. count is the total matching the filter (C6.2).
 // payout_handler is respected: a via_cpo_invoicing account is settled to the partner (settled_to 'partner'),
-// never paid to the customer.
+// never paid to the customer. Month kWh are what was delivered; pending kWh and ERE only what counts
+// (ere/counting.ts monthCountsSql, C5.4: a delivered month of an archived connection or an ineligible account waits).
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { eligibleSql } from '../accounts/eligibility.ts';
+import { monthCountsSql } from './counting.ts';
 import type { PayoutHandler } from '../../db/tables/core.ts';
 import { ereForKwhUnits, netCents } from './amounts.ts';
 
@@ -45,9 +47,10 @@ export async function listCpoErePositions(
     .execute();
   const ids = accounts.map((a) => a.id);
   const months = ids.length
-    ? await sql<{ account_id: string; month: string; kwh: string; status: CpoPosition['months'][number]['status']; ere: string | null }>`
-        select c.account_id, em.month, sum(em.kwh)::text as kwh, em.status, sum(em.ere)::text as ere
-        from energy_months em join connections c on c.id = em.connection_id
+    ? await sql<{ account_id: string; month: string; kwh: string; counted_kwh: string; status: CpoPosition['months'][number]['status']; ere: string | null }>`
+        select c.account_id, em.month, sum(em.kwh)::text as kwh, coalesce(sum(em.kwh) filter (where ${monthCountsSql()}), 0)::text as counted_kwh,
+               em.status, sum(em.ere)::text as ere
+        from energy_months em join connections c on c.id = em.connection_id join accounts a on a.id = c.account_id
         where c.account_id in (${sql.join(ids)}) and em.month like ${`${q.year}-%`}
         group by c.account_id, em.month, em.status
         order by em.month`.execute(deps.db).then((r) => r.rows)
@@ -75,8 +78,9 @@ export async function listCpoErePositions(
       let ere = 0n;
       if (m.status !== 'rejected') delivered += kwh;
       if (m.status === 'delivered' || m.status === 'in_review') {
-        pending += kwh;
-        ere = ereForKwhUnits(deps.config, q.year, kwh);
+        const counted = toDec(m.counted_kwh, 2);
+        pending += counted;
+        ere = ereForKwhUnits(deps.config, q.year, counted);
       }
       if (m.status === 'registered') {
         ere = toDec(m.ere ?? '0', 2);

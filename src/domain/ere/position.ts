@@ -1,10 +1,12 @@
 // Spec §2 "ERE position" (GET /ere-position): a view over the ledger (C5.3) for the user's accounts
-// (accounts.owner_user_id) in one compliance year. Every formula is written out in docs/ere-position.md.
+// (accounts.owner_user_id) in one compliance year. Every formula is written out in docs/ere-position.md. Only the
+// months that count (ere/counting.ts monthCountsSql, C5.4) enter the figures.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
 import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../../lib/amsterdam-time.ts';
 import { avgPrice, ereForKwhUnits, kwhForEreUnits, netCents } from './amounts.ts';
+import { monthCountsSql } from './counting.ts';
 import { reviewDueAt } from './review.ts';
 import { userFeePct } from './ledger.ts';
 
@@ -79,7 +81,8 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
     ? await sql<{ month: string; kwh: string; sessions: number; status: string; ere: string | null }>`
         select em.month, em.kwh, em.sessions, em.status, em.ere from energy_months em
         join connections c on c.id = em.connection_id
-        where c.account_id in (${sql.join(accountIds)}) and em.month like ${`${year}-%`}
+        join accounts a on a.id = c.account_id
+        where c.account_id in (${sql.join(accountIds)}) and em.month like ${`${year}-%`} and ${monthCountsSql()}
         order by em.month`.execute(deps.db).then((r) => r.rows)
     : [];
   const allocs = accountIds.length
