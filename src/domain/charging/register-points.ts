@@ -3,10 +3,7 @@
 // ERE. Which steps are held is the gateway's step rule (readings.ts); it is applied here and nowhere else.
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
-import { ENERGY_REGISTER } from './readings.ts';
-
-/** C4.5: the step ending at a flagged reading is held out of ERE. */
-const heldStep = (anomaly: string | null): boolean => anomaly !== null;
+import { ENERGY_REGISTER, stepCounts } from './readings.ts';
 
 /** Register points of the given sessions, by session id (sessions without readings are absent). */
 export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterPoint[]>> {
@@ -14,7 +11,7 @@ export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Ma
   if (sessionIds.length === 0) return out;
   const rows = await db
     .selectFrom('meter_readings')
-    .select(['session_id', 'measured_at', 'wh', 'anomaly'])
+    .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review'])
     .where('session_id', 'in', [...new Set(sessionIds)])
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
@@ -24,7 +21,8 @@ export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Ma
     .execute();
   for (const r of rows) {
     const list = out.get(r.session_id!) ?? out.set(r.session_id!, []).get(r.session_id!)!;
-    list.push({ at: r.measured_at, wh: BigInt(r.wh), held: heldStep(r.anomaly) });
+    // C5.5: the step ending at a flagged reading is held out of ERE until an operator accepts it
+    list.push({ at: r.measured_at, wh: BigInt(r.wh), held: !stepCounts(r.anomaly, r.review) });
   }
   return out;
 }
