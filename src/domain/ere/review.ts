@@ -1,14 +1,17 @@
 // C5.3 month lifecycle: delivered → in_review → registered (ERE booked) | rejected. Operator steps (admin API),
 // the scheduled ere-review job (delivered → in_review once the review is due) and the sandbox helper (C2.6).
+// C5.5: a month held for capacity (capacity.ts) cannot be registered until the operator accepts the excess (it then
+// counts) or rejects it (it never counts).
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { toDec, formatDec } from '../../lib/decimal.ts';
+import { deliveredUnits, whToKwhUnits, type HoldStatus } from './capacity.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { DomainError } from '../errors.ts';
 import { isMonth, localMidnightPlusDays, monthEnd, localParts, isoUtc } from '../../lib/amsterdam-time.ts';
 import { ereForKwhUnits } from './amounts.ts';
 
-export type ReviewAction = 'start' | 'register' | 'reject';
+export type ReviewAction = 'start' | 'register' | 'reject' | 'accept_held' | 'reject_held';
 
 export interface EnergyMonthView {
   id: string;
@@ -21,6 +24,9 @@ export interface EnergyMonthView {
   ere: number | null;
   registered_at: string | null;
   review_note: string | null;
+  /** C5.5: energy above the connection's capacity held out of kwh (accepted: counted in kwh) */
+  held_kwh: number;
+  hold: { reason: 'connection_capacity'; status: HoldStatus } | null;
 }
 
 interface MonthRow {
@@ -34,9 +40,13 @@ interface MonthRow {
   ere: string | null;
   registered_at: Date | null;
   review_note: string | null;
+  held_wh: string;
+  hold_reason: 'connection_capacity' | null;
+  hold_status: HoldStatus | null;
 }
 
-const monthColumns = sql`id, connection_id, month, kwh, sessions, source, status, ere, registered_at, review_note`;
+const monthColumns = sql`id, connection_id, month, kwh, sessions, source, status, ere, registered_at, review_note,
+  held_wh::text as held_wh, hold_reason, hold_status`;
 
 export function viewOf(r: MonthRow): EnergyMonthView {
   return {
@@ -50,7 +60,23 @@ export function viewOf(r: MonthRow): EnergyMonthView {
     ere: r.ere === null ? null : Number(r.ere),
     registered_at: r.registered_at ? isoUtc(r.registered_at) : null,
     review_note: r.review_note,
+    held_kwh: Number(formatDec(whToKwhUnits(BigInt(r.held_wh)), 2)),
+    hold: r.hold_reason && r.hold_status ? { reason: r.hold_reason, status: r.hold_status } : null,
   };
+}
+
+/** Months for the operator's review (admin API), filtered by status, connection, month or hold. */
+export async function listEnergyMonths(
+  deps: Deps,
+  q: { status?: string | undefined; connection_id?: string | undefined; month?: string | undefined; hold_status?: string | undefined },
+): Promise<EnergyMonthView[]> {
+  const r = await sql<MonthRow>`select ${monthColumns} from energy_months
+    where (${q.status ?? null}::text is null or status = ${q.status ?? null})
+      and (${q.connection_id ?? null}::uuid is null or connection_id = ${q.connection_id ?? null})
+      and (${q.month ?? null}::text is null or month = ${q.month ?? null})
+      and (${q.hold_status ?? null}::text is null or hold_status = ${q.hold_status ?? null})
+    order by month, created_at limit 1000`.execute(deps.db);
+  return r.rows.map(viewOf);
 }
 
 /**
@@ -71,8 +97,20 @@ const ALLOWED: Record<ReviewAction, MonthRow['status'][]> = {
   start: ['delivered'],
   register: ['in_review'],
   reject: ['delivered', 'in_review'],
+  accept_held: ['delivered', 'in_review'],
+  reject_held: ['delivered', 'in_review'],
 };
-const TARGET: Record<ReviewAction, MonthRow['status']> = { start: 'in_review', register: 'registered', reject: 'rejected' };
+const TARGET: Record<'start' | 'register' | 'reject', MonthRow['status']> = { start: 'in_review', register: 'registered', reject: 'rejected' };
+
+/** C5.5: the operator's decision on a capacity hold; the month's status stays, an accepted excess counts. */
+async function decideHold(deps: Deps, row: MonthRow, decision: 'accepted' | 'rejected', note: string | null): Promise<MonthRow> {
+  const kwh = decision === 'accepted' ? formatDec(deliveredUnits(row), 2) : row.kwh;
+  const r = await sql<MonthRow>`update energy_months set
+      kwh = ${kwh}::numeric, hold_status = ${decision}, updated_at = ${deps.clock()}, review_note = coalesce(${note}, review_note)
+    where id = ${row.id}
+    returning ${monthColumns}`.execute(deps.db);
+  return r.rows[0]!;
+}
 
 async function lockMonth(deps: Deps, where: ReturnType<typeof sql>): Promise<MonthRow | undefined> {
   const r = await sql<MonthRow>`select ${monthColumns} from energy_months where ${where} for update`.execute(deps.db);
@@ -108,13 +146,21 @@ export async function reviewMonth(
     if (!ALLOWED[input.action].includes(row.status)) {
       throw new DomainError('invalid_transition', `a ${row.status} month cannot take the action ${input.action}`);
     }
+    const note = input.note?.trim() || null;
+    if (input.action === 'accept_held' || input.action === 'reject_held') {
+      if (row.hold_status !== 'held') throw new DomainError('invalid_transition', 'the month has no open hold');
+      return viewOf(await decideHold(d, row, input.action === 'accept_held' ? 'accepted' : 'rejected', note));
+    }
+    if (input.action === 'register' && row.hold_status === 'held') {
+      throw new DomainError('energy_held', `${row.month} holds energy above the connection's capacity (${row.hold_reason}); accept or reject it first`);
+    }
     if (input.action === 'register') {
       const acc = await trx.selectFrom('connections').select('account_id').where('id', '=', row.connection_id).executeTakeFirstOrThrow();
       if (!(await isAccountEreEligible(trx, acc.account_id))) {
         throw new DomainError('account_not_eligible', 'the account is not ERE-eligible (C2.8); its energy cannot be registered');
       }
     }
-    return viewOf(await applyTransition(d, row, TARGET[input.action], input.note?.trim() || null));
+    return viewOf(await applyTransition(d, row, TARGET[input.action], note));
   });
 }
 
@@ -145,6 +191,7 @@ export async function sandboxRegisterMonth(
     if (!row) throw new DomainError('energy_month_not_found', `no energy delivered for ${month} on this connection`);
     if (row.status === 'registered') return viewOf(row);
     if (row.status === 'rejected') throw new DomainError('invalid_transition', `${month} was rejected in review`);
+    if (row.hold_status === 'held') throw new DomainError('energy_held', `${month} holds energy above the connection's capacity; an operator decides first`);
     return viewOf(await applyTransition(d, row, 'registered', 'sandbox register-ere'));
   });
 }

@@ -1,9 +1,8 @@
 // Admin API, energy part (C5.3): the review of delivered months and the ERE ledger (sales, allocations,
 // payable, payouts). Enabled only with ADMIN_TOKEN.
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { allocateToSale, createSale, listSales, markPayable, recordPayout } from '../../domain/ere/ledger.ts';
-import { reviewMonth, viewOf } from '../../domain/ere/review.ts';
+import { listEnergyMonths, reviewMonth } from '../../domain/ere/review.ts';
 import type { RouteRegistrar } from '../types.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
@@ -23,6 +22,8 @@ export const EnergyMonthSchema = z.object({
   ere: z.number().nullable(),
   registered_at: z.string().nullable(),
   review_note: z.string().nullable(),
+  held_kwh: z.number(),
+  hold: z.object({ reason: z.enum(['connection_capacity']), status: z.enum(['held', 'accepted', 'rejected']) }).nullable(),
 });
 
 const Sale = z.object({
@@ -56,25 +57,17 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
       config: admin,
       schema: {
         tags,
-        summary: 'Monthly energy records, filtered by status, connection or month',
+        summary: 'Monthly energy records, filtered by status, connection, month or hold (hold_status=held: the months waiting for a decision)',
         querystring: z.object({
           status: z.enum(['delivered', 'in_review', 'registered', 'rejected']).optional(),
+          hold_status: z.enum(['held', 'accepted', 'rejected']).optional(),
           connection_id: z.uuid().optional(),
           month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).optional(),
         }),
         response: { 200: z.object({ energy_months: z.array(EnergyMonthSchema) }), ...errors },
       },
     },
-    async (req) => {
-      const q = req.query;
-      const r = await sql<Parameters<typeof viewOf>[0]>`
-        select id, connection_id, month, kwh, sessions, source, status, ere, registered_at, review_note from energy_months
-        where (${q.status ?? null}::text is null or status = ${q.status ?? null})
-          and (${q.connection_id ?? null}::uuid is null or connection_id = ${q.connection_id ?? null})
-          and (${q.month ?? null}::text is null or month = ${q.month ?? null})
-        order by month, created_at limit 1000`.execute(deps.db);
-      return { energy_months: r.rows.map(viewOf) };
-    },
+    async (req) => ({ energy_months: await listEnergyMonths(deps, req.query) }),
   );
 
   app.post(
@@ -83,9 +76,10 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
       config: admin,
       schema: {
         tags,
-        summary: 'Review step on a month: start (delivered → in_review), register (in_review → registered), reject',
+        summary:
+          'Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts)',
         params: z.object({ id: z.string() }),
-        body: z.object({ action: z.enum(['start', 'register', 'reject']), note: z.string().max(500).optional() }),
+        body: z.object({ action: z.enum(['start', 'register', 'reject', 'accept_held', 'reject_held']), note: z.string().max(500).optional() }),
         response: { 200: EnergyMonthSchema, ...errors },
       },
     },
