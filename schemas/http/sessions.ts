@@ -13,6 +13,13 @@ export const SessionItem = z.object({
   counts_for_ere: z.boolean(),
   ere_credits: z.number(),
   estimated_euro: z.number(),
+  signed: z
+    .object({
+      readings: z.number().int().describe('register readings of the session that carry a signed meter value (OCMF)'),
+      verified: z.number().int().describe('of those, how many verified with the meter key (registered for the charger, else sent by it)'),
+      invalid: z.number().int().describe('of those, how many failed verification: the session is held for review (reason invalid_signature)'),
+    })
+    .describe('C5.5: signed meter values of the session; the rest of `readings` are unverified (no key known)'),
 });
 
 const dateTime = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);

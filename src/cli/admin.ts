@@ -24,6 +24,10 @@ Commands:
   run-job <job>                             POST /admin/jobs/:job/run (e.g. energy-aggregate, ean-recheck)
   quarantine <charger_id> [--limit N]       GET /admin/chargers/:charger_id/quarantine (raw frames, reasons, replays)
   replay-quarantine <charger_id> <id>       POST /admin/chargers/:charger_id/quarantine/:id/replay (after a fix)
+  held-sessions [--limit N]                 GET /admin/sessions/held (sessions whose flagged steps wait for review)
+  review-session <session_id> accept|reject POST /admin/sessions/:session_id/review (accepted Wh count from now
+                                            on, rejected Wh never; the monthly energy follows at the next
+                                            energy-aggregate run)
   register-charger <user_id> --nickname <name> [--identity <id>] [--account <account_id>] [--password-file <file>]
                                             POST /admin/users/:user_id/chargers (an imported charger keeps the
                                             password in the file; otherwise one is generated and shown once)
@@ -32,6 +36,9 @@ Commands:
   rotate-charger-password <charger_id> [--password-file <file>] [--encoding hex|plain]
                                             POST /admin/chargers/:charger_id/password/rotate (sends it to the
                                             charger over OCPP; the new password is shown once)
+  set-ocmf-key <charger_id> (--key <hex|base64> | --key-file <file> | --clear) [--curve <name>]
+                                            PUT /admin/chargers/:charger_id/ocmf-public-key (the signing meter's
+                                            public key: DER hex/base64, PEM in a file, or a point with --curve)
   request <METHOD> <PATH> [json]            any admin request, e.g.
                                             request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
                                             request GET /admin/outbox
@@ -119,6 +126,15 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
     }
     case 'replay-quarantine':
       return { method: 'POST', path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/quarantine/${seg(need(p[1], 'id'))}/replay` };
+    case 'held-sessions': {
+      const limit = int(f['limit'], '--limit');
+      return { method: 'GET', path: `/admin/sessions/held${limit !== undefined ? `?limit=${limit}` : ''}` };
+    }
+    case 'review-session': {
+      const decision = need(p[1] ?? f['decision'], 'accept or reject');
+      if (decision !== 'accept' && decision !== 'reject') throw new UsageError('the decision is accept or reject');
+      return { method: 'POST', path: `/admin/sessions/${seg(need(p[0], 'session_id'))}/review`, body: { decision } };
+    }
     case 'register-charger':
       return {
         method: 'POST',
@@ -142,6 +158,25 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
         path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/password/rotate`,
         body: { password: passwordFrom(f['password-file']), authorization_key_encoding: typeof f['encoding'] === 'string' ? f['encoding'] : undefined },
       };
+    case 'set-ocmf-key': {
+      const clear = f['clear'] === true || f['clear'] === 'true';
+      const file = f['key-file'];
+      let key: string | null = null;
+      if (!clear) {
+        if (typeof file === 'string') {
+          try {
+            key = fs.readFileSync(file, 'utf8').trim();
+          } catch {
+            throw new UsageError(`cannot read --key-file ${file}`);
+          }
+        } else key = need(f['key'], '--key, --key-file or --clear');
+      }
+      return {
+        method: 'PUT',
+        path: `/admin/chargers/${seg(need(p[0], 'charger_id'))}/ocmf-public-key`,
+        body: { public_key: key, ...(typeof f['curve'] === 'string' ? { curve: f['curve'] } : {}) },
+      };
+    }
     case 'request': {
       const method = need(p[0], 'METHOD').toUpperCase();
       const path = need(p[1], 'PATH');

@@ -145,6 +145,7 @@ describe.each(['ocpp1.6', 'ocpp2.0.1'] as OcppProtocol[])('a full session over %
           counts_for_ere: false,
           ere_credits: 0,
           estimated_euro: 0,
+          signed: { readings: 0, verified: 0, invalid: 0 },
         },
       ]);
     } finally {

@@ -185,6 +185,8 @@ describe('GET /chargers and GET /sessions', () => {
       counts_for_ere: true,
       ere_credits: 3.33,
       estimated_euro: 0.4,
+      // C5.5: no signed meter values
+      signed: { readings: 0, verified: 0, invalid: 0 },
     });
     // not MID and no eligible account: counted nowhere
     expect(body.sessions[2]).toMatchObject({ charger_id: own, kwh: 5, counts_for_ere: false, ere_credits: 0, estimated_euro: 0 });

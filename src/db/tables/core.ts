@@ -141,6 +141,8 @@ export interface ChargersTable {
   pending_password_hash: Generated<string | null>;
   password_changed_at: Generated<Date | null>;
   mid_certified: Generated<boolean>;
+  /** C5.5 (migrations/0056): the registered public key of the charger's signing meter, DER SPKI in upper-case hex */
+  ocmf_public_key: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -183,6 +185,8 @@ export interface MeterReadingsTable {
   wh: Int8;
   context: string | null;
   signed_data: string | null;
+  /** C5.5 (migrations/0056): the verdict on signed_data; null = not signed (or signed before 0056: never checked) */
+  signature_status: Generated<'verified' | 'unverified' | 'invalid' | null>;
   anomaly: string | null;
   /** C5.5: the operator's decision on the flagged step ending here (migrations/0055) */
   review: Generated<'accepted' | 'rejected' | null>;

@@ -15,6 +15,7 @@ import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
 import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
+import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
 
 export interface BatchItem {
   chargerId: string;
@@ -115,6 +116,7 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   const candidates = items.map(candidateOf).filter((c): c is Candidate => c !== null);
   if (candidates.length === 0) return out;
+  await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
 
   // 1. the sessions, locked as the one-message path's update would lock them
   const sessions = await sql<SessionState>`
@@ -174,16 +176,17 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
          and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
     ),
     readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
       select * from unnest(
         ${col((r) => r.charger_id)}::uuid[], ${col((r) => r.session_id)}::uuid[], ${col((r) => r.connector_id)}::int[],
         ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
-        ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
+        ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
         ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
        where (select n from stored) = 0
       on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
         session_id = coalesce(meter_readings.session_id, excluded.session_id),
         signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
+        signature_status = ${keepSignatureStatus},
         context = coalesce(meter_readings.context, excluded.context),
         power_w = coalesce(meter_readings.power_w, excluded.power_w)
       returning 1
@@ -286,6 +289,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   const taken = new Set(existing.rows.map((r) => r.i));
   starts = starts.filter((_, i) => !taken.has(i));
   if (starts.length === 0) return out;
+  await judgeSignatures(trx, starts); // C5.5: each signed value's verdict, as storeReadings gives it
 
   // 2. the id-tag verdicts (a start is recorded whatever its verdict)
   const verdicts = await verdictsOf(
@@ -365,17 +369,18 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
       returning id, charger_id, transaction_id
     ),
     readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
-      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.anomaly, u.power_w
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
+      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.signature_status, u.anomaly, u.power_w
         from unnest(${col((r) => r.charger_id)}::uuid[], ${col((r) => r.transaction_id)}::text[], ${col((r) => r.connector_id)}::int[],
                     ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
-                    ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[],
+                    ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
                     ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
-             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, anomaly, power_w)
+             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
         join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
       on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
         session_id = coalesce(meter_readings.session_id, excluded.session_id),
         signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
+        signature_status = ${keepSignatureStatus},
         context = coalesce(meter_readings.context, excluded.context),
         power_w = coalesce(meter_readings.power_w, excluded.power_w)
       returning 1

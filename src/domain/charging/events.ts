@@ -1,6 +1,7 @@
 // ChargerEvent: the one shape both OCPP versions are normalised into (ARCHITECTURE.md "normalise at the edge").
 // src/ocpp/v16/* and src/ocpp/v201/* produce these; nothing below them knows an OCPP version.
 // Energy is integer Wh (bigint), times are Date (UTC), transaction references are strings.
+import type { SignatureStatus } from '../ocmf/index.ts';
 
 /** One energy register reading, already in integer Wh (unit, multiplier and phase sums applied, C4.5). */
 export interface EnergyReading {
@@ -14,6 +15,8 @@ export interface EnergyReading {
   context: string | null;
   /** signed meter value (1.6 SignedData / OCMF, 2.0.1 signedMeterValue) kept verbatim, or null */
   signedData: string | null;
+  /** C5.5: the verdict on signedData, given before the reading is stored (charging/signatures.ts) */
+  signatureStatus?: SignatureStatus;
   /** C5.5: Power.Active.Import reported in the same meter value, W (absent when not sent): a register that
    *  creeps while the charger delivers real power is held (register_too_slow) */
   powerW?: number;

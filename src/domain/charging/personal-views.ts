@@ -7,6 +7,7 @@ import { utc } from '../chargers/id-tokens.ts';
 import { estimateBasis, kwhOf, type EstimateBasis } from './estimate.ts';
 import { holderAlive, isOnline } from './live-state.ts';
 import { ENERGY_REGISTER } from './readings.ts';
+import { NOT_SIGNED, type SignedCounts, signedCountsOf } from './signed-counts.ts';
 import { sessionCredits } from './session-credits.ts';
 
 export interface ChargerItem {
@@ -33,6 +34,8 @@ export interface SessionItem {
   counts_for_ere: boolean;
   ere_credits: number;
   estimated_euro: number;
+  /** C5.5: the session's signed register readings, how many verified and how many failed verification */
+  signed: SignedCounts;
 }
 
 function visibleChargers(deps: Deps, userId: string) {
@@ -155,6 +158,7 @@ export async function listSessionItems(
   if (q.from) query = query.where('s.started_at', '>=', q.from);
   if (q.to) query = query.where('s.started_at', '<=', q.to);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
+  const signed = await signedCountsOf(deps.db, rows.map((r) => r.id));
   const feePct = await userFeePct(deps, userId);
   const credits = await sessionCredits(deps, rows.map((r) => ({ id: r.id, mid: r.mid_certified, accountId: r.account_id })), feePct);
   const sessions: SessionItem[] = [];
@@ -173,6 +177,7 @@ export async function listSessionItems(
       counts_for_ere: c.counts_for_ere,
       ere_credits: c.ere_credits,
       estimated_euro: c.estimated_euro,
+      signed: signed.get(r.id) ?? NOT_SIGNED,
     });
   }
   return { sessions, limit: q.limit, offset: q.offset, estimate_basis: estimateBasis(deps.config, feePct) };

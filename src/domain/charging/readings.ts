@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { EnergyReading } from './events.ts';
+import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
 
 export const ENERGY_REGISTER = 'Energy.Active.Import.Register';
 
@@ -91,6 +92,7 @@ export function readingRow(chargerId: string, connectorId: number, sessionId: st
     wh: r.wh.toString(),
     context: r.context,
     signed_data: r.signedData,
+    signature_status: r.signatureStatus ?? null,
     power_w: r.powerW ?? null,
   };
 }
@@ -110,6 +112,10 @@ export async function storeReadings(
   // merged first: ON CONFLICT cannot touch one row twice in a statement
   readings = mergeReadings(readings);
   if (readings.length === 0) return;
+  // C5.5: each signed value's verdict, stored with it
+  const judged = { chargerId, readings };
+  await judgeSignatures(trx, [judged]);
+  readings = judged.readings;
   await trx
     .insertInto('meter_readings')
     .values(readings.map((r) => ({ ...readingRow(chargerId, connectorId, sessionId, r), anomaly: arrivalFlag(r.measuredAt, now) })))
@@ -120,6 +126,7 @@ export async function storeReadings(
         // a replay adds what the first copy lacked, never overwrites it
         session_id: sql`coalesce(meter_readings.session_id, excluded.session_id)`,
         signed_data: sql`coalesce(meter_readings.signed_data, excluded.signed_data)`,
+        signature_status: keepSignatureStatus,
         context: sql`coalesce(meter_readings.context, excluded.context)`,
         power_w: sql`coalesce(meter_readings.power_w, excluded.power_w)`,
       }),

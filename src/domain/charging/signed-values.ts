@@ -1,11 +1,13 @@
 // C4.5: a signed meter value that arrived alone (no plain value beside it) is kept as the signed value of the
 // register reading with the same timestamp: in a session (the Transaction.End reading from a 1.6 meterStop, the
 // Transaction.Begin one from meterStart), else on the connector. One that matches no reading is returned, and
-// the edge keeps it aside with its reason (C4.11).
+// the edge keeps it aside with its reason (C4.11). C5.5: the signed value is judged against the reading it signs
+// (signature_status), with the key registered for the reading's charger or else the key the value carries.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { AsidePart, SignedValue } from './events.ts';
 import { ENERGY_REGISTER } from './readings.ts';
+import { registeredKeys, signatureStatusOf } from './signatures.ts';
 
 export type SignedScope = { sessionId: string } | { chargerId: string; connectorId: number };
 
@@ -13,8 +15,8 @@ export async function placeSignedValues(trx: Db, scope: SignedScope, values: Sig
   const aside: AsidePart[] = [];
   for (const v of values ?? []) {
     let q = trx
-      .updateTable('meter_readings')
-      .set({ signed_data: v.signedData })
+      .selectFrom('meter_readings')
+      .select(['id', 'charger_id', 'measured_at', 'wh'])
       .where('measured_at', '=', v.measuredAt)
       .where('measurand', '=', ENERGY_REGISTER)
       .where('phase', '=', '')
@@ -23,9 +25,21 @@ export async function placeSignedValues(trx: Db, scope: SignedScope, values: Sig
     q = 'sessionId' in scope
       ? q.where('session_id', '=', scope.sessionId)
       : q.where('charger_id', '=', scope.chargerId).where('connector_id', '=', scope.connectorId);
-    const r = await q.executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) {
+    const rows = await q.execute();
+    if (rows.length === 0) {
       aside.push({ reason: `signed value without a plain register reading at ${v.measuredAt.toISOString()}`, part: v.part });
+      continue;
+    }
+    const keys = await registeredKeys(trx, rows.map((r) => r.charger_id));
+    for (const r of rows) {
+      const status = signatureStatusOf(v.signedData, keys.get(r.charger_id), { wh: BigInt(r.wh), at: r.measured_at });
+      await trx
+        .updateTable('meter_readings')
+        .set({ signed_data: v.signedData, signature_status: status })
+        .where('id', '=', r.id)
+        .where('measured_at', '=', r.measured_at)
+        .where(sql<boolean>`signed_data is null or signed_data = ${v.signedData}`)
+        .execute();
     }
   }
   return aside;

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
+import { setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
 import { requireCharger, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
 import { listQuarantine } from '../../domain/charging/quarantine.ts';
 import { replayQuarantined } from '../../ocpp/replay.ts';
@@ -93,6 +94,30 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req) => setIdTokens(deps, req.params.charger_id, req.body),
+  );
+
+  app.put(
+    '/admin/chargers/:charger_id/ocmf-public-key',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary:
+          "Register the public key of the charger's signing meter (C5.5): its signed meter values (OCMF) are verified with it, and one signed with another key is invalid. null removes it (the key the charger sends is then used)",
+        params: Params,
+        body: z.object({
+          public_key: z.string().min(1).max(4000).nullable().describe('hex or base64 DER SubjectPublicKeyInfo, PEM, or a bare EC point'),
+          curve: z.string().max(40).optional().describe('for a bare point on a curve other than P-256/P-384, e.g. brainpoolP256r1'),
+        }),
+        response: {
+          200: z.object({ charger_id: z.string(), ocmf_public_key: z.string().nullable(), curve: z.string().nullable() }),
+          400: ErrorBody,
+          401: ErrorBody,
+          404: ErrorBody,
+        },
+      },
+    },
+    async (req) => setOcmfPublicKey(deps, req.params.charger_id, req.body.public_key, req.body.curve),
   );
 
   app.get(
