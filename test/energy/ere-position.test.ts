@@ -1,10 +1,13 @@
 // The ERE ledger through the admin API (review, sales, allocations, payable, payouts) and GET /ere-position on a
-// worked example whose every figure is computed by hand below (docs/ere-position.md walks the same example).
+// worked example whose every figure is computed by hand below (docs/ere-position.md walks the same example),
+// including a second account whose November comes from OCPP sessions: one spanning the signing moment (C5.4) and
+// one with a held step (C5.5).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, aUser, bearer } from '../helpers/factories.ts';
-import { anAccountWithConnection, anEnergyMonth } from '../helpers/energy-factories.ts';
+import { recomputeAllMonthlyEnergy } from '../../src/domain/energy/aggregate.ts';
+import { anAccountWithConnection, anEnergyMonth, aSession } from '../helpers/energy-factories.ts';
 
 let svc: TestService;
 const admin = bearer(TEST_ADMIN_TOKEN);
@@ -31,6 +34,28 @@ describe('ERE ledger and GET /ere-position', () => {
     const jul = await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-07', kwh: '100.00', sessions: 5 });
     await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-10', kwh: '250.25', sessions: 12, status: 'in_review' });
     await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-11', kwh: '80.00', sessions: 4 });
+
+    // The second account of the same user signed its machtiging on 2026-11-10 at 12:20 UTC. Its MID charger:
+    // - a session spanning that moment: register 0 (10:00) → 2,000 (11:00) → 6,000 (13:00) → 8,000 (14:00); at 12:20
+    //   the register reads 2,000 + 4,000 × 80/120 = 4,666.67 → 4,667 Wh, so 6,000 − 4,667 + 2,000 = 3,333 Wh count;
+    // - a session with a held step: 8,000 → 14,000 → 900,000 (implausible for the charger: held) → 905,000, so
+    //   6,000 + 5,000 = 11,000 Wh count and 886,000 Wh wait for an operator.
+    // November of that connection: 3,333 + 11,000 = 14,333 Wh = 14.33 kWh, 2 sessions (delivered).
+    const b = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, eligible: true });
+    await svc.deps.db.updateTable('connections').set({ mandate_valid_from: new Date('2026-11-10T12:20:00Z') }).where('id', '=', b.connectionId).execute();
+    await aSession(svc.deps, b.midChargerId!, [['2026-11-10T10:00:00Z', 0], ['2026-11-10T11:00:00Z', 2_000], ['2026-11-10T13:00:00Z', 6_000], ['2026-11-10T14:00:00Z', 8_000]]);
+    await aSession(svc.deps, b.midChargerId!, [['2026-11-15T08:00:00Z', 8_000], ['2026-11-15T09:00:00Z', 14_000], ['2026-11-15T10:00:00Z', 900_000, 'implausible_power'], ['2026-11-15T11:00:00Z', 905_000]]);
+    await recomputeAllMonthlyEnergy(svc.deps);
+    const novB = await svc.deps.db.selectFrom('energy_months').select(['month', 'wh', 'kwh', 'sessions', 'source', 'status']).where('connection_id', '=', b.connectionId).execute();
+    expect(novB).toEqual([{ month: '2026-11', wh: '14333', kwh: '14.33', sessions: 2, source: 'ocpp', status: 'delivered' }]);
+    // GET /sessions agrees: kwh is each session's plausible energy, the ERE come from the counted Wh only
+    // (fee 20 %, price 0.150): 3,333 Wh × 0.332694 = 1.1089 → 1.11 ERE → × 0.12 = 0.1332 → 0.13;
+    // 11,000 Wh → 3.6596 → 3.66 ERE → 0.4392 → 0.44
+    const sessions = (await svc.app.inject({ method: 'GET', url: '/sessions', headers: bearer(user.token) })).json().sessions;
+    expect(sessions.map((x: Record<string, unknown>) => [x.started_at, x.kwh, x.counts_for_ere, x.ere_credits, x.estimated_euro])).toEqual([
+      ['2026-11-15T08:00:00Z', 11, true, 3.66, 0.44],
+      ['2026-11-10T10:00:00Z', 8, true, 1.11, 0.13],
+    ]);
 
     // review: delivered → in_review → registered; a delivered month cannot be registered directly
     const direct = await post(`/admin/energy-months/${may}/review`, { action: 'register' });
@@ -86,39 +111,40 @@ describe('ERE ledger and GET /ere-position', () => {
     // By hand. Factor 0.332694 ERE/kWh; fee 20 %; indicative price 0.150. Today 2026-11-22 (Amsterdam).
     // registered 99.81 + 139.90 = 239.71; allocated 100 (paid) + 50 (paid) + 30 (reserved) + 20 (payable) = 200
     // allocatable 239.71 − 200 = 39.71 ERE = 39.71 / 0.332694 = 119.358… → 119.36 kWh
-    // pending (Oct in_review + Nov delivered) 250.25 + 80 = 330.25 kWh → × 0.332694 = 109.872… → 109.87 ERE,
-    //   × 0.150 × 0.80 = 13.1844 → 13.18 EUR; sessions 12 + 4 = 16; ready when November's review is due: 2026-12-15 00:00 Amsterdam
+    // pending (Oct in_review + Nov delivered on both accounts) 250.25 + 80 + 14.33 = 344.58 kWh → × 0.332694 =
+    //   114.6397… → 114.64 ERE, × 0.150 × 0.80 = 13.7568 → 13.76 EUR; sessions 12 + 4 + 2 = 18; ready when
+    //   November's review is due: 2026-12-15 00:00 Amsterdam
     // paid 150 ERE: 100 × 0.180 + 50 × 0.200 = 28.00 gross → price 0.18667 → 0.187; net 14.40 + 8.00 = 22.40
     // payable 20 × 0.200 = 4.00 → net 3.20; reserved 30 × 0.190 = 5.70 → net 4.56
     // realized average (28.00 + 4.00 + 5.70) / 200 = 0.1885 → 0.189 (half away from zero)
-    // pace: 300 + 420.50 + 250.25 + 80 = 1,050.75 kWh (July rejected) since 2026-05-01: 205 days (not floored, high)
-    //   rest of year 2026-11-22 → 2027-01-01 = 40 days: 1,050.75 × 40 / 205 = 205.024… → 205.02 kWh → 68.2089… → 68.21 ERE
-    //   → × 0.12 = 8.1852 → 8.19 EUR; whole year at pace 1,050.75 × 365 / 205 = 1,870.85 kWh → 622.4205… → 622.42 ERE → 74.69 EUR
-    // unsold ytd 39.71 + 109.87 = 149.58 ERE → × 0.12 = 17.9496 → 17.95 EUR; unsold total 149.58 + 68.21 = 217.79, 17.95 + 8.19 = 26.14
-    // ytd expected = realized nets 22.40 + 3.20 + 4.56 = 30.16, + 17.95 = 48.11; total 48.11 + 8.19 = 56.30
+    // pace: 300 + 420.50 + 250.25 + 80 + 14.33 = 1,065.08 kWh (July rejected) since 2026-05-01: 205 days (not floored, high)
+    //   rest of year 2026-11-22 → 2027-01-01 = 40 days: 1,065.08 × 40 / 205 = 207.820… → 207.82 kWh → 69.1404… → 69.14 ERE
+    //   → × 0.12 = 8.2968 → 8.30 EUR; whole year at pace 1,065.08 × 365 / 205 = 1,896.36 kWh → 630.9075… → 630.91 ERE → 75.7092 → 75.71 EUR
+    // unsold ytd 39.71 + 114.64 = 154.35 ERE → × 0.12 = 18.522 → 18.52 EUR; unsold total 154.35 + 69.14 = 223.49, 18.52 + 8.30 = 26.82
+    // ytd expected = realized nets 22.40 + 3.20 + 4.56 = 30.16, + 18.52 = 48.68; total 48.68 + 8.30 = 56.98
     expect(res.json()).toEqual({
       compliance_year: 2026,
       effective_fee_pct: 20,
       indicative_price_per_ere: 0.15,
       allocatable_ere: 39.71,
       allocatable_kwh: 119.36,
-      pending_ere: 109.87,
-      pending_kwh: 330.25,
-      pending_forecast_net_eur: 13.18,
-      pending_sessions: 16,
+      pending_ere: 114.64,
+      pending_kwh: 344.58,
+      pending_forecast_net_eur: 13.76,
+      pending_sessions: 18,
       pending_ready_at: '2026-12-15T00:00:00+01:00',
       realized_avg_price: 0.189,
       paid: { ere: 150, net_eur: 22.4, price_per_ere: 0.187 },
       payable: { ere: 20, net_eur: 3.2, price_per_ere: 0.2 },
       reserved: { ere: 30, net_eur: 4.56, price_per_ere: 0.19 },
-      unsold: { ere: 217.79, forecast_net_eur: 26.14, ytd_ere: 149.58, ytd_forecast_net_eur: 17.95, future_ere: 68.21, future_forecast_net_eur: 8.19 },
+      unsold: { ere: 223.49, forecast_net_eur: 26.82, ytd_ere: 154.35, ytd_forecast_net_eur: 18.52, future_ere: 69.14, future_forecast_net_eur: 8.3 },
       forecast_confidence: 'high',
       forecast_is_projected: true,
       forecast_history_days: 205,
       forecast_rate_floored: false,
-      forecast_pace_total_eur: 74.69,
-      ytd_expected_eur: 48.11,
-      total_expected_eur: 56.3,
+      forecast_pace_total_eur: 75.71,
+      ytd_expected_eur: 48.68,
+      total_expected_eur: 56.98,
       quarters: [
         { quarter: '2026-Q1', ere: 0, sold_ere: 0, price_per_ere: 0 },
         { quarter: '2026-Q2', ere: 239.71, sold_ere: 0, price_per_ere: 0 },

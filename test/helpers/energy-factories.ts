@@ -77,7 +77,10 @@ export async function aCharger(
   return r.id;
 }
 
-/** A session with its register readings: [timestamp, Wh] or [timestamp, Wh, anomaly]. */
+/**
+ * A session with its register readings: [timestamp, Wh] or [timestamp, Wh, anomaly]. Its energy_wh is the
+ * gateway's: the forward steps that end at an unflagged reading (a flagged one is held, C4.5/C5.5).
+ */
 export async function aSession(
   deps: Deps,
   chargerId: string,
@@ -86,6 +89,14 @@ export async function aSession(
   const n = ++seq;
   const first = readings[0]!;
   const last = readings[readings.length - 1]!;
+  let energy = 0;
+  let held = 0;
+  for (let i = 1; i < readings.length; i++) {
+    const step = readings[i]![1] - readings[i - 1]![1];
+    if (step <= 0) continue;
+    if (readings[i]![2] === undefined) energy += step;
+    else held += step;
+  }
   const s = await deps.db
     .insertInto('charging_sessions')
     .values({
@@ -97,7 +108,8 @@ export async function aSession(
       meter_stop_wh: last[1],
       last_meter_wh: last[1],
       last_reading_at: new Date(last[0]),
-      energy_wh: last[1] - first[1],
+      energy_wh: energy,
+      ...(held > 0 ? { held_wh: held, review_status: 'held' as const, review_reason: readings.find((r) => r[2] !== undefined)![2]! } : {}),
       status: 'completed',
     })
     .returning('id')
