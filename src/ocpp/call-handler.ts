@@ -10,6 +10,7 @@ import type { AsidePart } from '../domain/charging/events.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
+import { ConnectBatches } from './connect-batches.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
 import { nestsDeeperThan } from '../lib/json-depth.ts';
 import { SeenWriter } from './seen-writer.ts';
@@ -47,6 +48,8 @@ export class CallHandler {
   readonly seen: SeenWriter;
   /** group commit of transaction messages (ingest-pipeline.ts); undefined when INGEST_BATCH_MAX is 0 */
   readonly pipeline: IngestPipeline | undefined;
+  /** the connect path in batches (connect-batches.ts); undefined when INGEST_BATCH_MAX is 0 */
+  readonly connect: ConnectBatches | undefined;
 
   constructor(
     private readonly deps: Deps,
@@ -66,6 +69,7 @@ export class CallHandler {
             },
           })
         : undefined;
+    this.connect = deps.config.INGEST_BATCH_MAX > 0 ? new ConnectBatches(deps, metrics) : undefined;
   }
 
   /** Starts keeping the raw text of a socket's inbound calls until they are answered (for the quarantine). */
@@ -112,7 +116,7 @@ export class CallHandler {
     const reader = new Reader();
     let res;
     try {
-      res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader, { pipeline: this.pipeline });
+      res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader, { pipeline: this.pipeline, connect: this.connect });
     } catch (err) {
       if (!(err instanceof DatabaseUnavailable)) throw err;
       if (adapter.neverError) return this.tolerate(chargerId, adapter, 'database unavailable', outcomeLabel);

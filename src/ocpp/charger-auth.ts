@@ -5,6 +5,7 @@
 import type { TLSSocket } from 'node:tls';
 import type { Deps } from '../deps.ts';
 import { checkChargerPassword } from '../domain/chargers/passwords.ts';
+import { type ChargerCredentialRow, credentialsByIdentity } from '../domain/charging/connect-batch.ts';
 import type { OcppProtocol } from './call-handler.ts';
 import type { Handshake } from './rpc.ts';
 
@@ -34,18 +35,16 @@ export function checkClientCertificate(hs: Handshake): Refusal | null {
   return null;
 }
 
-export async function authenticateCharger(deps: Deps, hs: Handshake): Promise<AuthVerdict> {
+/** The active charger with this identity and its password hashes (one query, or a batch: connect-batches.ts). */
+export type CredentialLookup = (identity: string) => Promise<ChargerCredentialRow | null>;
+
+export async function authenticateCharger(deps: Deps, hs: Handshake, lookup?: CredentialLookup): Promise<AuthVerdict> {
   const profile3 = Boolean(deps.config.TLS_CLIENT_CA_FILE);
   if (profile3) {
     const refused = checkClientCertificate(hs);
     if (refused) return refused;
   }
-  const row = await deps.db
-    .selectFrom('chargers')
-    .select(['id', 'password_hash', 'pending_password_hash'])
-    .where('ocpp_identity', '=', hs.identity)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
+  const row = lookup ? await lookup(hs.identity) : (await credentialsByIdentity(deps.db, [hs.identity])).get(hs.identity);
   if (!row) return { ok: false, status: 401, message: 'Unauthorized', reason: 'unknown_identity' };
   // Profile 3 authenticates by certificate (OCPP: no Basic auth there); a password the charger still sends is
   // not checked, so a stale AuthorizationKey left from profile 2 does not lock a certified charger out.

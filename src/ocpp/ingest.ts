@@ -8,6 +8,7 @@ import { type EventContext, handleChargerEvent, UnplaceableMessage } from '../do
 import { isDomainError } from '../domain/errors.ts';
 import { dbErrorReason, isDataDbError, isTransientDbError, withTransientRetry } from '../db/transient.ts';
 import type { ActionAdapter } from './adapter.ts';
+import type { ConnectBatches } from './connect-batches.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
 import { type Reader, Unusable } from './tolerant.ts';
 
@@ -28,6 +29,8 @@ export interface ApplyOptions {
   transactionId?: string | undefined;
   /** group commit: a transaction message is written in the process's next batch (live sockets) */
   pipeline?: IngestPipeline | undefined;
+  /** BootNotification and StatusNotification in batches (live sockets) */
+  connect?: ConnectBatches | undefined;
 }
 
 export async function applyMessage(
@@ -52,7 +55,10 @@ export async function applyMessage(
   try {
     // C4.11: the whole transaction is repeated on a transient error (handlers are idempotent by content)
     const pipeline = adapter.transactional ? opts.pipeline : undefined;
-    const outcome = await withTransientRetry(() => (pipeline ? pipeline.submit(ctx, event) : handleChargerEvent(deps, ctx, event)), {
+    const connect = opts.connect?.handles(event) ? opts.connect : undefined;
+    const run = () =>
+      pipeline ? pipeline.submit(ctx, event) : connect?.handles(event) ? connect.submit(ctx, event) : handleChargerEvent(deps, ctx, event);
+    const outcome = await withTransientRetry(run, {
       onRetry: (err, attempt) => deps.logger.warn({ chargerId: ctx.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying'),
     });
     return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };

@@ -12,6 +12,7 @@ import {
 } from '../domain/chargers/commands.ts';
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
+import type { CredentialLookup } from './charger-auth.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
@@ -43,6 +44,12 @@ export class LiveRegistry implements CommandExecutor {
     this.calls = new CallHandler(deps, metrics);
   }
 
+  /** The upgrade's credential lookup in batches, when the connect path is batched. */
+  get credentialLookup(): CredentialLookup | undefined {
+    const c = this.calls.connect;
+    return c ? (identity) => c.credentialsOf(identity) : undefined;
+  }
+
   /** A new authenticated socket. A newer connection replaces an older one (C4.2). */
   attach(client: RpcClient, session: OcppSession): void {
     const { chargerId, protocol } = session;
@@ -50,7 +57,8 @@ export class LiveRegistry implements CommandExecutor {
     const older = this.held.get(chargerId);
     const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve(), seenWrittenAt: 0, cache: {} };
     this.held.set(chargerId, held);
-    held.queue = markConnected(this.deps, chargerId, { protocol, connectionId, instanceId: this.instanceId })
+    const row = { chargerId, protocol, connectionId, instanceId: this.instanceId };
+    held.queue = (this.calls.connect ? this.calls.connect.connected({ ...row, at: this.deps.clock() }) : markConnected(this.deps, chargerId, row))
       .then(() => {
         held.recorded = true;
       })

@@ -11,6 +11,8 @@ export interface OcppMetrics {
   ingestBatch: Histogram<'outcome'>;
   /** transaction messages by how a batch wrote them: set_based, handler (one-message handler in the batch), fallback */
   ingestMessages: Counter<'path'>;
+  /** items per connect-path batch (connect-batches.ts), by kind and outcome: batched, or fallback (one by one) */
+  connectBatch: Histogram<'kind' | 'outcome'>;
 }
 
 export function createOcppMetrics(registry: Registry): OcppMetrics {
@@ -24,6 +26,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
       ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
       ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
+      connectBatch: registry.getSingleMetric('ocpp_connect_batch_items') as Histogram<'kind' | 'outcome'>,
     };
   }
   return {
@@ -49,6 +52,13 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       name: 'ocpp_ingest_messages_total',
       help: 'Transaction messages written by the ingest pipeline, by path: set_based, handler (in the batch), fallback (undone batch, one by one)',
       labelNames: ['path'],
+      registers: [registry],
+    }),
+    connectBatch: new Histogram({
+      name: 'ocpp_connect_batch_items',
+      help: 'Items per connect-path batch (credential lookups, live-state rows, BootNotification, StatusNotification), by kind and outcome: batched, or fallback (one by one)',
+      labelNames: ['kind', 'outcome'],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
       registers: [registry],
     }),
   };

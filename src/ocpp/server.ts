@@ -52,7 +52,7 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
         refused(hs.request, 404, 'not_found', loggableIdentity(hs.identity));
         return reject(404, 'Not found');
       }
-      const v = await authenticateCharger(deps, hs);
+      const v = await authenticateCharger(deps, hs, registry.credentialLookup);
       if (!v.ok) {
         refused(hs.request, v.status, v.reason, hs.identity);
         return reject(v.status, v.message);

@@ -1,0 +1,106 @@
+// The connect path of many chargers at once (a reconnect storm: every charger of a process comes back within
+// seconds): the credential lookup of each upgrade, its live-state row, its BootNotification and its
+// StatusNotifications, each as one statement for a whole batch instead of one (or seven) per charger. Each
+// function gives exactly what its one-charger counterpart gives (charger-auth.ts, live-state.ts, handle-event.ts);
+// the batcher (src/lib/micro-batch.ts) never puts one charger twice into a batch.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { resolveCatalogModel, type ResolveResult } from '../catalog/resolve.ts';
+import type { ChargerEvent, EventOutcome } from './events.ts';
+
+export interface ChargerCredentialRow {
+  id: string;
+  password_hash: string | null;
+  pending_password_hash: string | null;
+}
+
+/** The active chargers with these identities, with their password hashes (the upgrade's lookup). */
+export async function credentialsByIdentity(db: Db, identities: string[]): Promise<Map<string, ChargerCredentialRow>> {
+  const rows = await db
+    .selectFrom('chargers')
+    .select(['id', 'ocpp_identity', 'password_hash', 'pending_password_hash'])
+    .where('ocpp_identity', 'in', [...new Set(identities)])
+    .where('status', '=', 'active')
+    .execute();
+  return new Map(rows.map((r) => [r.ocpp_identity!, { id: r.id, password_hash: r.password_hash, pending_password_hash: r.pending_password_hash }]));
+}
+
+export interface ConnectedItem {
+  chargerId: string;
+  protocol: string;
+  connectionId: string;
+  instanceId: string;
+  at: Date;
+}
+
+/** markConnected for many sockets: the live-state row of each charger created or taken over, one statement. */
+export async function markConnectedMany(db: Db, items: ConnectedItem[]): Promise<void> {
+  if (items.length === 0) return;
+  await sql`
+    insert into ocpp_chargers as o (charger_id, connected, protocol, connection_id, instance_id, connected_at, last_seen_at)
+    select u.charger_id, true, u.protocol, u.connection_id, u.instance_id, u.at, u.at
+      from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.protocol)}::text[],
+                  ${items.map((i) => i.connectionId)}::text[], ${items.map((i) => i.instanceId)}::text[],
+                  ${items.map((i) => i.at)}::timestamptz[]) as u(charger_id, protocol, connection_id, instance_id, at)
+    on conflict (charger_id) do update
+       set connected = true, protocol = excluded.protocol, connection_id = excluded.connection_id,
+           instance_id = excluded.instance_id, connected_at = excluded.connected_at,
+           last_seen_at = excluded.last_seen_at, updated_at = now()`.execute(db);
+}
+
+export type BootEvent = Extract<ChargerEvent, { kind: 'boot' }>;
+
+/**
+ * BootNotification of many chargers (C4.3): the model resolved against the catalog once per distinct
+ * vendor/model, then one statement records every boot (charger model, serial and firmware, boot time, answered
+ * unless Rejected) and closes the sessions the chargers left open (C4.6), as the one-charger handler does.
+ * The chargers' live-state rows exist (the socket's markConnected ran before any of its calls).
+ */
+export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: BootEvent }>, now: Date, intervalSeconds: number): Promise<EventOutcome[]> {
+  if (items.length === 0) return [];
+  const models = new Map<string, ResolveResult>();
+  for (const { ev } of items) {
+    const k = JSON.stringify([ev.vendor, ev.model]);
+    if (!models.has(k)) models.set(k, await resolveCatalogModel(db, ev.vendor, ev.model));
+  }
+  const res = items.map(({ ev }) => models.get(JSON.stringify([ev.vendor, ev.model]))!);
+  const ids = items.map((i) => i.chargerId);
+  const r = await sql<{ charger_id: string; registration_status: string }>`
+    with u as (
+      select * from unnest(${ids}::uuid[], ${items.map((i) => i.ev.vendor)}::text[], ${items.map((i) => i.ev.model)}::text[],
+                           ${res.map((x) => (x.resolved ? x.model.catalog_charger_id : null))}::uuid[],
+                           ${res.map((x) => (x.resolved ? x.model.mid_meter : false))}::boolean[],
+                           ${items.map((i) => i.ev.serial)}::text[], ${items.map((i) => i.ev.firmware)}::text[],
+                           ${items.map((i) => i.ev.reason)}::text[])
+        as u(charger_id, vendor, model, catalog_model_id, mid, serial, firmware, reason)
+    ), chargers_set as (
+      update chargers c set ocpp_vendor = u.vendor, ocpp_model = u.model, catalog_model_id = u.catalog_model_id,
+                            mid_certified = u.mid, updated_at = now()
+        from u where c.id = u.charger_id
+    ), closed as (
+      update charging_sessions s set status = 'completed', end_provisional = true,
+             ended_at = coalesce(s.last_reading_at, s.started_at), meter_stop_wh = s.last_meter_wh, updated_at = now()
+       where s.charger_id = any(${ids}::uuid[]) and s.status = 'active'
+    )
+    update ocpp_chargers o set serial_number = u.serial, firmware_version = u.firmware, boot_reason = u.reason,
+           boot_at = ${now}, boot_answered_at = case when o.registration_status = 'Rejected' then null else ${now}::timestamptz end,
+           updated_at = now()
+      from u where o.charger_id = u.charger_id
+    returning o.charger_id, o.registration_status`.execute(db);
+  const status = new Map(r.rows.map((x) => [x.charger_id, x.registration_status]));
+  return items.map((i) => {
+    const s = status.get(i.chargerId);
+    if (s === undefined) throw new Error(`boot of a charger without a live-state row: ${i.chargerId}`);
+    return { kind: 'boot', status: s, intervalSeconds, currentTime: now } as EventOutcome;
+  });
+}
+
+/** StatusNotification of many chargers (one connector each): each connector's status, one statement. */
+export async function recordConnectorStatusMany(db: Db, items: Array<{ chargerId: string; connectorId: number; status: string }>): Promise<void> {
+  if (items.length === 0) return;
+  await sql`
+    update ocpp_chargers o set connector_status = o.connector_status || jsonb_build_object(u.connector_id::text, u.status)
+      from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.connectorId)}::int[], ${items.map((i) => i.status)}::text[])
+        as u(charger_id, connector_id, status)
+     where o.charger_id = u.charger_id`.execute(db);
+}

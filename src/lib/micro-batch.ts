@@ -1,0 +1,93 @@
+// Many small requests answered by one: what arrives within `flushMs` (or `max` of them) is handed to `run` as one
+// batch, a few batches at a time. Each caller gets its own item's answer. A batch that fails rejects each of its
+// callers with the error, unless `fallback` answers them one by one.
+//
+// Items with the same key are never in one batch: the later one goes into a later round, after the earlier
+// one's batch settled, so set-based writes keep each key's order (a charger's reconnect racing its older socket).
+
+export interface MicroBatchOptions<I, O> {
+  max: number;
+  flushMs: number;
+  maxInFlight: number;
+  key: (item: I) => string;
+  /** one answer per item, in the order given */
+  run: (items: I[]) => Promise<O[]>;
+  /** when a whole batch failed: each item on its own (default: every caller gets the batch's error) */
+  fallback?: (item: I) => Promise<O>;
+  /** once per batch: its size and whether it was written as one or went one by one (metrics) */
+  onBatch?: (size: number, outcome: 'batched' | 'fallback' | 'failed') => void;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (o: O) => void;
+  reject: (err: unknown) => void;
+}
+
+export class MicroBatcher<I, O> {
+  private queue: Array<Waiting<I, O>> = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  /** keys of the batches in flight: an item of one of them waits for the next round */
+  private busy = new Set<string>();
+
+  constructor(private readonly o: MicroBatchOptions<I, O>) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.queue.length >= this.o.max) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.queue.length > 0 && this.inFlight < this.o.maxInFlight) {
+      const batch: Array<Waiting<I, O>> = [];
+      const keys = new Set<string>();
+      const rest: Array<Waiting<I, O>> = [];
+      for (const w of this.queue) {
+        const k = this.o.key(w.item);
+        if (batch.length < this.o.max && !keys.has(k) && !this.busy.has(k)) {
+          keys.add(k);
+          batch.push(w);
+        } else rest.push(w);
+      }
+      this.queue = rest;
+      if (batch.length === 0) break;
+      this.inFlight += 1;
+      for (const k of keys) this.busy.add(k);
+      void this.run(batch).finally(() => {
+        this.inFlight -= 1;
+        for (const k of keys) this.busy.delete(k);
+        if (this.queue.length >= this.o.max) this.flush();
+        else if (this.queue.length > 0) this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
+      });
+    }
+  }
+
+  private async run(batch: Array<Waiting<I, O>>): Promise<void> {
+    let out: O[];
+    try {
+      out = await this.o.run(batch.map((w) => w.item));
+    } catch (err) {
+      const fallback = this.o.fallback;
+      this.o.onBatch?.(batch.length, fallback ? 'fallback' : 'failed');
+      if (!fallback) {
+        for (const w of batch) w.reject(err);
+        return;
+      }
+      await Promise.all(batch.map((w) => fallback(w.item).then(w.resolve, w.reject)));
+      return;
+    }
+    this.o.onBatch?.(batch.length, 'batched');
+    batch.forEach((w, i) => w.resolve(out[i]!));
+  }
+
+  /** waiting and in-flight work (tests, shutdown) */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.inFlight === 0;
+  }
+}
