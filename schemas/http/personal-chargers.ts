@@ -1,5 +1,6 @@
 // Personal API charger contracts (spec §2 "Charger (Personal API list item)", C4.9).
 import { z } from 'zod';
+import { SessionReview } from './sessions.ts';
 
 export const ErrorBody = z.object({ error: z.string(), detail: z.string().optional() }).loose();
 
@@ -9,6 +10,7 @@ export const CurrentSession = z.object({
   kwh_so_far: z.number(),
   id_tag: z.string().nullable(),
   estimated_euro: z.number(),
+  review: SessionReview.describe('C5.5: held energy of the running session; null when nothing was flagged'),
 });
 
 export const ChargerItem = z.object({

@@ -1,6 +1,17 @@
 // Personal API session contracts (spec §2 "Session (Personal API)", §4.3 GET /sessions).
 import { z } from 'zod';
 
+/** C5.5: held energy of a session (null when no step was flagged). */
+export const SessionReview = z
+  .object({
+    status: z.enum(['held', 'accepted', 'rejected']).describe('held: a flagged step waits for an operator; accepted/rejected: all decided'),
+    reason: z
+      .string()
+      .describe('comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature (of the undecided steps while held)'),
+    held_kwh: z.number().describe('energy of the flagged steps that wait for a decision; not in kwh until accepted'),
+  })
+  .nullable();
+
 export const SessionItem = z.object({
   id: z.uuid(),
   charger_id: z.uuid(),
@@ -13,6 +24,7 @@ export const SessionItem = z.object({
   counts_for_ere: z.boolean(),
   ere_credits: z.number(),
   estimated_euro: z.number(),
+  review: SessionReview.describe('C5.5: held energy and its review; null when nothing was flagged'),
   signed: z
     .object({
       readings: z.number().int().describe('register readings of the session that carry a signed meter value (OCMF)'),

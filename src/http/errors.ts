@@ -82,6 +82,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   nothing_payable: 409,
   // OCPP quarantine (admin API): a set-aside part, or an action this gateway does not handle, cannot be replayed
   quarantine_not_replayable: 409,
+  // C5.5 held energy (admin API): a session's review
+  session_not_found: 404,
+  session_not_held: 409,
 };
 
 export function statusForCode(code: string): number {

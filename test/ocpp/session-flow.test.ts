@@ -86,7 +86,7 @@ describe.each(['ocpp1.6', 'ocpp2.0.1'] as OcppProtocol[])('a full session over %
         is_charging: true,
         latest_meter_wh: 1600,
         meter_updated_at: iso(t0 + 120_000),
-        current_session: { started_at: iso(t0), kwh_so_far: 0.6, id_tag: 'TAG-1', estimated_euro: 0 },
+        current_session: { started_at: iso(t0), kwh_so_far: 0.6, id_tag: 'TAG-1', estimated_euro: 0, review: null },
       });
 
       if (v16) {
@@ -145,6 +145,7 @@ describe.each(['ocpp1.6', 'ocpp2.0.1'] as OcppProtocol[])('a full session over %
           counts_for_ere: false,
           ere_credits: 0,
           estimated_euro: 0,
+          review: null,
           signed: { readings: 0, verified: 0, invalid: 0 },
         },
       ]);

@@ -160,7 +160,7 @@ describe('GET /chargers and GET /sessions', () => {
       mid_certified: true,
       is_charging: true,
       status: 'offline',
-      current_session: { started_at: '2026-05-01T10:00:00Z', kwh_so_far: 1.23, id_tag: 'TAG', estimated_euro: 0.05 },
+      current_session: { started_at: '2026-05-01T10:00:00Z', kwh_so_far: 1.23, id_tag: 'TAG', estimated_euro: 0.05, review: null },
     });
   });
 
@@ -185,6 +185,8 @@ describe('GET /chargers and GET /sessions', () => {
       counts_for_ere: true,
       ere_credits: 3.33,
       estimated_euro: 0.4,
+      // C5.5: nothing held
+      review: null,
       // C5.5: no signed meter values
       signed: { readings: 0, verified: 0, invalid: 0 },
     });

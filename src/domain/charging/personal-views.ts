@@ -7,8 +7,9 @@ import { utc } from '../chargers/id-tokens.ts';
 import { estimateBasis, kwhOf, type EstimateBasis } from './estimate.ts';
 import { holderAlive, isOnline } from './live-state.ts';
 import { ENERGY_REGISTER } from './readings.ts';
-import { NOT_SIGNED, type SignedCounts, signedCountsOf } from './signed-counts.ts';
+import { reviewOf, type SessionReview } from './review.ts';
 import { sessionCredits } from './session-credits.ts';
+import { NOT_SIGNED, type SignedCounts, signedCountsOf } from './signed-counts.ts';
 
 export interface ChargerItem {
   id: string;
@@ -17,7 +18,7 @@ export interface ChargerItem {
   status: 'online' | 'offline';
   mid_certified: boolean;
   is_charging: boolean;
-  current_session?: { id: string; started_at: string; kwh_so_far: number; id_tag: string | null; estimated_euro: number };
+  current_session?: { id: string; started_at: string; kwh_so_far: number; id_tag: string | null; estimated_euro: number; review: SessionReview | null };
   latest_meter_wh?: number;
   meter_updated_at?: string;
 }
@@ -34,6 +35,8 @@ export interface SessionItem {
   counts_for_ere: boolean;
   ere_credits: number;
   estimated_euro: number;
+  /** C5.5: held energy (flagged steps) and the operator's decision; null when nothing was flagged */
+  review: SessionReview | null;
   /** C5.5: the session's signed register readings, how many verified and how many failed verification */
   signed: SignedCounts;
 }
@@ -89,7 +92,7 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
   const active = ids.length
     ? await deps.db
         .selectFrom('charging_sessions')
-        .select(['id', 'charger_id', 'started_at', 'energy_wh', 'id_tag'])
+        .select(['id', 'charger_id', 'started_at', 'energy_wh', 'id_tag', 'held_wh', 'review_status', 'review_reason'])
         .where('charger_id', 'in', ids)
         .where('status', '=', 'active')
         .orderBy('started_at', 'desc')
@@ -115,6 +118,7 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
         kwh_so_far: kwhOf(s.energy_wh),
         id_tag: s.id_tag,
         estimated_euro: live.get(s.id)?.estimated_euro ?? 0,
+        review: reviewOf(s),
       };
     }
     if (r.latest_wh !== null && r.latest_wh !== undefined) item.latest_meter_wh = Number(r.latest_wh);
@@ -151,6 +155,9 @@ export async function listSessionItems(
       's.started_at',
       's.ended_at',
       's.energy_wh',
+      's.held_wh',
+      's.review_status',
+      's.review_reason',
       's.status',
       's.id_tag',
     ]);
@@ -177,6 +184,7 @@ export async function listSessionItems(
       counts_for_ere: c.counts_for_ere,
       ere_credits: c.ere_credits,
       estimated_euro: c.estimated_euro,
+      review: reviewOf(r),
       signed: signed.get(r.id) ?? NOT_SIGNED,
     });
   }

@@ -1,0 +1,32 @@
+// Admin contracts for held energy (C5.5): the sessions waiting for a decision and the operator's decision.
+import { z } from 'zod';
+import { SessionReview } from './sessions.ts';
+
+export const SessionReviewParams = z.object({ session_id: z.uuid() });
+
+export const SessionReviewBody = z.object({
+  decision: z.enum(['accept', 'reject']).describe('accept: the held steps count from now on; reject: they never count'),
+});
+
+export const ReviewedSession = z.object({
+  session_id: z.uuid(),
+  charger_id: z.uuid(),
+  kwh: z.number().describe('the counted energy after the decision'),
+  review: SessionReview,
+  decided_steps: z.number().int().describe('flagged steps the decision covered'),
+});
+
+export const HeldSessionsQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) });
+
+export const HeldSessionList = z.object({
+  sessions: z.array(
+    z.object({
+      session_id: z.uuid(),
+      charger_id: z.uuid(),
+      started_at: z.string(),
+      ended_at: z.string().nullable(),
+      kwh: z.number(),
+      review: SessionReview.unwrap(),
+    }),
+  ),
+});
