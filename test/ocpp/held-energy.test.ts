@@ -1,8 +1,9 @@
 // C5.5 held energy: a flagged step keeps the session's plausible energy in kwh and shows
 // review {status, reason, held_kwh} on GET /sessions and GET /chargers current_session; an operator accepts or
 // rejects it (admin API and CLI), after which the session, the monthly aggregation and GET /energy follow.
-// Holds: implausible_power, future_timestamp (more than 5 minutes ahead of the gateway's clock) and
-// register_too_slow (a kWh value sent as Wh, shown by Power.Active.Import).
+// Holds: implausible_power, future_timestamp (more than 5 minutes ahead of the gateway's clock),
+// register_too_slow (a kWh value sent as Wh, shown by Power.Active.Import) and invalid_signature (OCMF), the last on
+// both ingest paths.
 import type { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '../../src/cli/admin.ts';
@@ -10,11 +11,12 @@ import { foldSteps, noTotals, stepOf } from '../../src/domain/charging/readings.
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { anAccountWithConnection } from '../helpers/energy-factories.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
+import { aMeter, signedMeterValue, signedReading } from '../helpers/ocmf-signer.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds, type OcppProtocol, type TestCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let user: { userId: string; token: string };
-const { at } = hourAgoTimeline();
+const { T0, at } = hourAgoTimeline();
 
 beforeAll(async () => {
   svc = await createTestService({ listen: true });
@@ -246,5 +248,61 @@ describe('the step rule and the review state (readings.ts)', () => {
     expect(fold([pt(0, 0, null, null), a, r, h])).toEqual({ energy: 100n, held: 100n, status: 'held', reasons: ['register_too_slow'] });
     expect(fold([pt(0, 0, null, null), a, r])).toEqual({ energy: 100n, held: 0n, status: 'rejected', reasons: ['future_timestamp', 'implausible_power'] });
     expect(fold([pt(0, 0, null, null), a])).toEqual({ energy: 100n, held: 0n, status: 'accepted', reasons: ['future_timestamp'] });
+  });
+});
+
+describe.each([
+  ['set-based (group commit)', {}],
+  ['one message at a time', { INGEST_BATCH_MAX: '0' }],
+])('an invalid signature (invalid_signature), %s', (_name, env) => {
+  let own: TestService;
+  let owner: { userId: string; token: string };
+  beforeAll(async () => {
+    own = await createTestService({ listen: true, env });
+    owner = await aUser(own.deps);
+  });
+  afterAll(() => own.close());
+  const ms = (min: number) => T0 + min * 60_000;
+  /** one byte of the signed payload changed (the gateway identifier: the reading itself still matches) */
+  const tamper = (ocmf: string) => ocmf.replace('"GI":"TEST GATEWAY"', '"GI":"TEST GATEWAX"');
+  const held = async (chargerId: string) =>
+    own.deps.db.selectFrom('charging_sessions').select(['energy_wh', 'held_wh', 'review_status', 'review_reason']).where('charger_id', '=', chargerId).executeTakeFirstOrThrow();
+
+  it('2.0.1 signedMeterValue: the step ending at the tampered reading is held', async () => {
+    const meter = aMeter('secp256r1');
+    const ch = await anOcppCharger(own, owner);
+    const c = await connectCharger(own, ch, 'ocpp2.0.1');
+    const base = { transactionInfo: { transactionId: `SIG-${ch.chargerId}` }, evse: { id: 1, connectorId: 1 } };
+    try {
+      const ev = (eventType: string, min: number, seqNo: number, wh: number, signed: object) =>
+        c.call('TransactionEvent', {
+          ...base, eventType, timestamp: at(min), triggerReason: 'MeterValuePeriodic', seqNo,
+          meterValue: [{ timestamp: at(min), sampledValue: [{ value: wh, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' }, signedMeterValue: signed }] }],
+        });
+      await ev('Started', 0, 0, 10_000, signedMeterValue(signedReading(meter, ms(0), 10_000, 'B'), meter));
+      await ev('Updated', 1, 1, 10_100, signedMeterValue(tamper(signedReading(meter, ms(1), 10_100)), meter));
+      await ev('Updated', 2, 2, 10_250, signedMeterValue(signedReading(meter, ms(2), 10_250), meter));
+      await ev('Ended', 3, 3, 10_400, signedMeterValue(signedReading(meter, ms(3), 10_400, 'E'), meter));
+    } finally {
+      await c.close();
+    }
+    expect(await held(ch.chargerId)).toEqual({ energy_wh: '300', held_wh: '100', review_status: 'held', review_reason: 'invalid_signature' });
+  });
+
+  it('1.6 SignedData alone in StopTransaction (the JSON object with its key): placed on the stop reading after the energy update, it still holds the last step', async () => {
+    const meter = aMeter('secp256r1');
+    const ch = await anOcppCharger(own, owner);
+    const c = await connectCharger(own, ch, 'ocpp1.6');
+    try {
+      const { transactionId } = (await c.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 30_000, timestamp: at(10) })) as { transactionId: number };
+      await c.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(11), 30_100)] });
+      await c.call('StopTransaction', {
+        transactionId, meterStop: 30_400, timestamp: at(12),
+        transactionData: [{ timestamp: at(12), sampledValue: [{ value: JSON.stringify(signedMeterValue(tamper(signedReading(meter, ms(12), 30_400, 'E')), meter)), format: 'SignedData', context: 'Transaction.End' }] }],
+      });
+    } finally {
+      await c.close();
+    }
+    expect(await held(ch.chargerId)).toEqual({ energy_wh: '100', held_wh: '300', review_status: 'held', review_reason: 'invalid_signature' });
   });
 });

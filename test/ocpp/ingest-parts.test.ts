@@ -43,7 +43,8 @@ describe('signed data alone (C4.5, C4.11)', () => {
       expect(await cli.call('StopTransaction', stop)).toEqual({ idTagInfo: { status: 'Accepted' } });
     });
     const [s] = await svc.deps.db.selectFrom('charging_sessions').selectAll().where('charger_id', '=', ch.chargerId).execute();
-    expect(s).toMatchObject({ status: 'completed', meter_stop_wh: '3500', energy_wh: '2500' });
+    // C5.5: the record is not verifiable (its signature is a placeholder and it says 2.5 kWh): the last step is held
+    expect(s).toMatchObject({ status: 'completed', meter_stop_wh: '3500', energy_wh: '1000', held_wh: '1500', review_reason: 'invalid_signature' });
     const rows = await readingsOf(ch.chargerId);
     expect(rows.map((r) => [r.wh, r.context, r.signed_data])).toEqual([
       ['1000', 'Transaction.Begin', null],

@@ -51,16 +51,17 @@ describe('meter readings (C4.5)', () => {
       });
     });
     const rows = await readingsOf(ch.chargerId);
+    // C5.5: the placeholder signature is an unreadable OCMF record, judged invalid: the step ending at it is held
     expect(rows.map((r) => [r.wh, r.anomaly])).toEqual([
       ['10000', null],
       ['10250', null],
-      ['10500', null],
+      ['10500', 'invalid_signature'],
       ['10701', null],
     ]);
     expect(rows[2]!.measured_at.toISOString()).toBe(new Date(T0 + 120_000).toISOString());
     expect(rows[2]!.signed_data).toBe('OCMF|{"RD":[]}|{"SA":"x"}');
     const [s] = await sessionsOf(ch.chargerId);
-    expect(s!.energy_wh).toBe('701');
+    expect(s).toMatchObject({ energy_wh: '451', held_wh: '250', review_status: 'held', review_reason: 'invalid_signature' });
     const quirks = await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total');
     for (const k of ['enum_case', 'timestamp_without_zone', 'fractional_wh']) expect(quirks).toContain(`kind="${k}"`);
   });
@@ -105,11 +106,12 @@ describe('meter readings (C4.5)', () => {
       ['100', 'register_backwards'],
       ['400', null],
       ['400000', 'implausible_power'],
-      ['400100', null],
+      // C5.5: 'OCMF|end' is an unreadable record, judged invalid
+      ['400100', 'invalid_signature'],
     ]);
     expect(rows[5]).toMatchObject({ context: 'Transaction.End', signed_data: 'OCMF|end' });
     const [s] = await sessionsOf(ch.chargerId);
-    expect(s).toMatchObject({ energy_wh: '600', status: 'completed', meter_stop_wh: '400100' });
+    expect(s).toMatchObject({ energy_wh: '500', status: 'completed', meter_stop_wh: '400100', held_wh: '399700', review_reason: 'implausible_power,invalid_signature,register_backwards' });
     expect(await svc.deps.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute()).toEqual([]);
   });
 

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
-import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
+import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, newReadingFlag, noTotals, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
 
@@ -103,9 +103,9 @@ function judge(readings: EnergyReading[], registers: EnergyReading[], judged: Ar
   return anomalyOf;
 }
 
-/** New register readings as fold points (not stored yet: no anomaly, no review; their own flag from the clock). */
+/** New register readings as fold points (not stored yet: no anomaly, no review; their own flag: clock, signature). */
 const pointsOf = (registers: EnergyReading[], now: Date) =>
-  registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: arrivalFlag(r.measuredAt, now), anomaly: null, review: null }));
+  registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: newReadingFlag(r, now), anomaly: null, review: null }));
 
 /**
  * Writes the items this path can take, in the caller's transaction; returns each item's outcome by index

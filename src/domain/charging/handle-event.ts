@@ -9,6 +9,7 @@ import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
 import type { AsidePart, ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
 import { maxPowerW, storeReadings, updateSessionEnergy } from './readings.ts';
+import { holdInvalidSignatures } from './review.ts';
 import { placeSignedValues } from './signed-values.ts';
 import {
   closeOpenSessionsProvisionally,
@@ -130,6 +131,7 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, readings);
     const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
   });
 }
@@ -143,7 +145,9 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
-    return placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    const placed = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
+    return placed;
   });
   return { kind: 'transaction', verdict, aside };
 }
@@ -184,7 +188,9 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
     // C4.5: a 1.6 StopTransaction whose transactionData holds only signed data: it signs the meterStop reading
-    return placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    const placed = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
+    await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
+    return placed;
   });
   return { kind: 'transaction', verdict, aside };
 }
@@ -215,6 +221,7 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     // (reopenIfStillRunning); sessions placed by time are read again, locked
     for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session === named ? named : undefined);
     const aside = await placeSignedValues(trx, named ? { sessionId: named.id } : { chargerId, connectorId: ev.connectorId }, ev.signed);
+    await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     // C4.11: quarantined whole only when nothing in it could be used
     if (ev.readings.length === 0 && aside.length > 0 && aside.length === (ev.signed?.length ?? 0)) {
       throw new UnplaceableMessage(aside[0]!.reason);

@@ -50,13 +50,18 @@ export function arrivalFlag(measuredAt: Date, now: Date): string | null {
 export interface ReadingFacts {
   /** the anomaly as stored: future_timestamp was judged once, at arrival, and stays */
   anomaly: string | null;
+  /** the verdict on its signed meter value (signatures.ts), null when not signed */
+  signature_status: string | null;
 }
 
 /**
- * The reasons a reading itself is held for, whatever its step, in order (the first that applies is its anomaly,
- * before the step rules of stepOf). The OCMF check adds `invalid_signature` here from the reading's signature status.
+ * The reasons a reading itself is held for, whatever its step, in order: the first that applies is its anomaly,
+ * before the step rules of stepOf. A new hold reason of this kind is one more entry here.
  */
-const READING_FLAGS: Array<(r: ReadingFacts) => string | null> = [(r) => (r.anomaly === ANOMALY.future ? ANOMALY.future : null)];
+const READING_FLAGS: Array<(r: ReadingFacts) => string | null> = [
+  (r) => (r.anomaly === ANOMALY.future ? ANOMALY.future : null),
+  (r) => (r.signature_status === 'invalid' ? ANOMALY.invalidSignature : null),
+];
 
 export function readingFlag(r: ReadingFacts): string | null {
   for (const flag of READING_FLAGS) {
@@ -64,6 +69,11 @@ export function readingFlag(r: ReadingFacts): string | null {
     if (reason !== null) return reason;
   }
   return null;
+}
+
+/** readingFlag of a reading about to be stored (its signature judged, signatures.ts), at the gateway's clock `now`. */
+export function newReadingFlag(r: EnergyReading, now: Date): string | null {
+  return readingFlag({ anomaly: arrivalFlag(r.measuredAt, now), signature_status: r.signatureStatus ?? null });
 }
 
 type Trx = Db;
@@ -267,6 +277,7 @@ interface RegisterRow {
   anomaly: string | null;
   review: ReviewDecision | null;
   power_w: number | null;
+  signature_status: string | null;
 }
 
 const pointOf = (r: RegisterRow): FoldPoint => ({
@@ -291,7 +302,7 @@ async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: Sess
 function registerRows(trx: Trx, sessionId: string) {
   return trx
     .selectFrom('meter_readings')
-    .select(['id', 'wh', 'measured_at', 'anomaly', 'review', 'power_w'])
+    .select(['id', 'wh', 'measured_at', 'anomaly', 'review', 'power_w', 'signature_status'])
     .where('session_id', '=', sessionId)
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')

@@ -2,11 +2,13 @@
 // (meter_readings.anomaly) counts only once accepted (meter_readings.review, readings.ts stepCounts); a decision
 // recomputes the session (energy_wh, held_wh, review columns) and bumps its updated_at, so the next incremental
 // energy aggregation recomputes every month the session's readings touch (docs/energy.md).
+import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
 import { isoUtc as utc } from '../../lib/time.ts';
 import { DomainError } from '../errors.ts';
 import { kwhOf } from './estimate.ts';
-import { ENERGY_REGISTER, maxPowerW, recomputeSession, type ReviewStatus } from './readings.ts';
+import type { SignedValue } from './events.ts';
+import { ANOMALY, ENERGY_REGISTER, maxPowerW, recomputeSession, type ReviewStatus } from './readings.ts';
 
 export interface SessionReview {
   status: ReviewStatus;
@@ -95,4 +97,29 @@ export async function listHeldSessions(deps: Deps, limit: number): Promise<{ ses
       review: reviewOf(r)!,
     })),
   };
+}
+
+/**
+ * A signed value that arrived alone is judged when it is placed on its reading (signed-values.ts), after the session's
+ * energy was brought up to date: a session whose reading is now `invalid` without its anomaly saying so (an earlier
+ * reason, future_timestamp, ranks first) is recomputed, so the invalid signature holds it (readings.ts readingFlag).
+ */
+export async function holdInvalidSignatures(trx: Db, chargerId: string, values: SignedValue[] | undefined, maxW: number): Promise<void> {
+  if (!values?.length) return;
+  const rows = await trx
+    .selectFrom('meter_readings')
+    .select('session_id')
+    .distinct()
+    .where('charger_id', '=', chargerId)
+    .where('measured_at', 'in', values.map((v) => v.measuredAt))
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .where('signature_status', '=', 'invalid')
+    .where('session_id', 'is not', null)
+    .where((eb) => eb.or([eb('anomaly', 'is', null), eb('anomaly', 'not in', [ANOMALY.future, ANOMALY.invalidSignature])]))
+    .execute();
+  for (const r of rows) {
+    await trx.selectFrom('charging_sessions').select('id').where('id', '=', r.session_id!).forUpdate().execute();
+    await recomputeSession(trx, r.session_id!, maxW);
+  }
 }
