@@ -60,6 +60,8 @@ interface TargetResult {
   db: string;
   /** server CPU (user + system) per MeterValues acknowledged in the workload window, µs */
   cpu_us_per_call: number | null;
+  /** the same per message of any kind acknowledged in the window (starts, stops, heartbeats included), µs */
+  cpu_us_per_message: number | null;
   /** periodic readings acknowledged to the driver and stored by the gateway (null for the bare server) */
   readings: { acked: number; stored: number | null; lost: number | null; wh_match: boolean | null };
   rss_before_mb: number;
@@ -142,6 +144,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     let cpuStart: number | undefined;
     let cpuEnd: number | undefined;
     let mvInWorkload = 0;
+    let msgsInWorkload = 0;
     let connected = 0;
     const seen = { connected: 0, start: 0, done: 0 };
     const phases: Promise<void>[] = [];
@@ -167,6 +170,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         if (m.phase === 'workload-start' && ++seen.start === 1) phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
         if (m.phase === 'workload-done') {
           mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
+          msgsInWorkload += Number(m.data?.messages_acked ?? 0);
           if (++seen.done === drivers) phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
         }
         if (m.phase === 'connected') {
@@ -189,6 +193,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       target,
       db: ready.db,
       cpu_us_per_call: cpuStart !== undefined && cpuEnd !== undefined && mvInWorkload > 0 ? Math.round((cpuEnd - cpuStart) / mvInWorkload) : null,
+      cpu_us_per_message: cpuStart !== undefined && cpuEnd !== undefined && msgsInWorkload > 0 ? Math.round((cpuEnd - cpuStart) / msgsInWorkload) : null,
       readings: {
         acked,
         stored: kept?.count ?? null,
@@ -225,6 +230,7 @@ function row(r: TargetResult) {
     booted: s.booted,
     meter_values_per_s: s.meter_values_per_second,
     cpu_us_per_call: r.cpu_us_per_call,
+    cpu_us_per_msg: r.cpu_us_per_message,
     mv_ack_p50_ms: s.meter_values_ack_latency_ms.p50,
     mv_ack_p99_ms: s.meter_values_ack_latency_ms.p99,
     all_ack_p50_ms: s.messages.ack_latency_ms.p50,
@@ -261,6 +267,7 @@ async function main(): Promise<void> {
       ? {
           meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
           cpu_us_per_call: ratio(g.cpu_us_per_call, b.cpu_us_per_call),
+          cpu_us_per_msg: ratio(g.cpu_us_per_msg, b.cpu_us_per_msg),
           mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
           mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),
           all_ack_p50_ms: ratio(g.all_ack_p50_ms, b.all_ack_p50_ms),

@@ -182,6 +182,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     o.onPhase?.('workload-start', {});
     const w0 = performance.now();
     const mvBefore = stats.meterValuesAcked;
+    const ackedBefore = stats.acked;
     stats.startPhase();
     const durationMs = (o.durationS ?? 10) * 1000;
     let energy = 0;
@@ -205,7 +206,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const mvAcked = stats.meterValuesAcked - mvBefore;
     const mvLatency = stats.endPhase();
     const mvSample = stats.phaseSample();
-    o.onPhase?.('workload-done', { meter_values_acked: mvAcked, seconds: workloadS });
+    o.onPhase?.('workload-done', { meter_values_acked: mvAcked, messages_acked: stats.acked - ackedBefore, seconds: workloadS });
 
     // ── storm ──
     let storm: FleetSummary['storm'];
