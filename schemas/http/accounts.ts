@@ -1,6 +1,10 @@
-// POST /v1/accounts and GET /v1/accounts (spec §4.1). The body is loose on purpose: the domain's checks give
-// the spec's exact error codes (invalid_type, invalid_iban, …) instead of a generic invalid_request.
+// POST /v1/accounts and GET /v1/accounts (spec §4.1). The body is typed field by field; a field that fails names
+// its spec error code through the one table in src/http/validation-codes.ts (invalid_type, invalid_iban, …). The
+// keys are declared in the order the spec lists its errors, so the first failing field decides the code.
+// The domain still normalises (trims, cuts to 120 characters, removes whitespace from the IBAN and EAN) and
+// checks what depends on the environment (the EAN's check digit on production).
 import { z } from 'zod';
+import { EXAMPLE_EAN } from './common.ts';
 import {
   AccountTypeEnum,
   EanValidationEnum,
@@ -10,20 +14,81 @@ import {
   Timestamp,
 } from './onboarding-common.ts';
 
+const nonBlank = (error: string) => z.string({ error }).regex(/\S/, { error });
+const optionalText = (field: string) => z.string({ error: `${field} must be a string.` }).nullish();
+
+/** spec §4.1: whitespace removed, then 15 to 34 letters and digits; null or '' means absent. */
+const IBAN_AS_SENT = /^\s*(?:[A-Za-z0-9]\s*){15,34}$|^\s*$/;
+const IBAN_RULE = 'iban must be 15 to 34 letters and digits after removing whitespace.';
+
+export const PersonInput = z
+  .object({
+    full_name: nonBlank('person.full_name is required.').describe('the natural person who signs the machtiging'),
+    email: optionalText('person.email').describe('signatory e-mail'),
+    phone: optionalText('person.phone').describe('signatory phone'),
+  })
+  .describe('the signatory of the machtiging');
+
+const addressField = (name: string) =>
+  z
+    .union([z.string().regex(/\S/), z.number().int().positive()], { error: `connection.${name} is required.` })
+    .describe(name === 'house_number' ? 'string, or a positive integer' : 'non-blank string');
+
+export const ConnectionInput = z
+  .object({
+    ean_code: z
+      .string({ error: 'connection.ean_code is required (18 digits).' })
+      .describe('18 digits, Dutch (starts with 871); spaces are removed. Production also checks the GS1 check digit.'),
+    street: addressField('street'),
+    house_number: addressField('house_number'),
+    postal_code: addressField('postal_code'),
+    city: addressField('city'),
+    house_number_addition: optionalText('connection.house_number_addition').describe('optional; null for none'),
+  })
+  .describe('the grid connection: EAN and address, checked against each other');
+
 export const CreateAccountBody = z
   .object({
-    type: z.unknown().optional().describe('particulier (default), zakelijk, vve'),
-    display_name: z.unknown().optional().describe('string, trimmed to 120 characters'),
-    cpo_external_ref: z.unknown().optional().describe('the CPO customer number; idempotency key; trimmed to 120 characters'),
-    payout_handler: z.unknown().optional().describe('joulo_pays_customer (default) or via_cpo_invoicing'),
-    iban: z.unknown().optional().describe('string or null; whitespace removed, upper-cased, 15–34 letters and digits; write-only'),
-    person: z.unknown().optional().describe('{ full_name (required), email?, phone? }'),
-    connection: z
-      .unknown()
-      .optional()
-      .describe('{ ean_code (18 digits), street, house_number, postal_code, city, house_number_addition? }'),
+    type: z
+      .enum(AccountTypeEnum.options, { error: `type must be one of ${AccountTypeEnum.options.join(', ')}.` })
+      .nullish()
+      .describe('particulier (default), zakelijk, vve'),
+    payout_handler: z
+      .enum(PayoutHandlerEnum.options, { error: `payout_handler must be one of ${PayoutHandlerEnum.options.join(', ')}.` })
+      .nullish()
+      .describe('joulo_pays_customer (default) or via_cpo_invoicing'),
+    iban: z
+      .string({ error: 'iban must be a string or null.' })
+      .regex(IBAN_AS_SENT, { error: IBAN_RULE })
+      .nullish()
+      .describe('write-only; whitespace removed, upper-cased, then 15 to 34 letters and digits (no checksum test); null or "" means absent; needed for ERE eligibility'),
+    person: PersonInput,
+    connection: ConnectionInput,
+    display_name: optionalText('display_name').describe('trimmed to 120 characters'),
+    cpo_external_ref: optionalText('cpo_external_ref').describe(
+      'your customer number: the idempotency key (a re-post returns the existing account), trimmed to 120 characters',
+    ),
   })
-  .loose();
+  .meta({
+    examples: [
+      {
+        type: 'particulier',
+        display_name: 'Fam. de Vries',
+        cpo_external_ref: 'CUST-10042',
+        payout_handler: 'joulo_pays_customer',
+        iban: 'NL91ABNA0417164300',
+        person: { full_name: 'Anna de Vries', email: 'anna.devries@gmail.com', phone: '+31612345678' },
+        connection: {
+          ean_code: EXAMPLE_EAN,
+          street: 'Keizersgracht',
+          house_number: '12',
+          house_number_addition: 'A',
+          postal_code: '1015CJ',
+          city: 'Amsterdam',
+        },
+      },
+    ],
+  });
 
 export const AccountSummary = z.object({
   id: z.uuid(),

@@ -1,15 +1,39 @@
-// POST /v1/chargers (spec §4.1).
+// POST /v1/chargers (spec §4.1). Each field's type failure names its spec code (src/http/validation-codes.ts);
+// the rule across fields (catalog_charger_id, or both ocpp_vendor and ocpp_model) stays with the domain.
 import { z } from 'zod';
+import { EXAMPLE_UUID, UUID_PATTERN } from './common.ts';
 
 export const RegisterChargerBody = z
   .object({
-    account_id: z.unknown().optional().describe('uuid (required)'),
-    catalog_charger_id: z.unknown().optional().describe('uuid of a MID model in this environment’s catalog'),
-    ocpp_vendor: z.unknown().optional().describe('chargePointVendor of the BootNotification'),
-    ocpp_model: z.unknown().optional().describe('chargePointModel of the BootNotification'),
-    serial_number: z.unknown().optional().describe('required from the second charger on; idempotency key'),
+    account_id: z
+      .string({ error: 'account_id must be a uuid.' })
+      .regex(UUID_PATTERN, { error: 'account_id must be a uuid.' })
+      .meta({ format: 'uuid' })
+      .describe('the account (from POST /v1/accounts)'),
+    catalog_charger_id: z
+      .union([z.literal(''), z.string().regex(UUID_PATTERN).meta({ format: 'uuid' })], {
+        error: 'catalog_charger_id must be a uuid of this environment’s catalog.',
+      })
+      .nullish()
+      .describe('uuid of a MID model in this environment’s catalog (GET /v1/catalog/chargers); wins over ocpp_vendor/ocpp_model'),
+    ocpp_vendor: z
+      .string({ error: 'ocpp_vendor must be a string.' })
+      .nullish()
+      .describe('chargePointVendor of the BootNotification; with ocpp_model when no catalog_charger_id is sent'),
+    ocpp_model: z
+      .string({ error: 'ocpp_model must be a string.' })
+      .nullish()
+      .describe('chargePointModel of the BootNotification'),
+    serial_number: z
+      .string({ error: 'serial_number must be a string.' })
+      .nullish()
+      .describe('unit serial or meter number; required from the second charger on; idempotency key'),
   })
-  .loose();
+  .meta({
+    examples: [
+      { account_id: EXAMPLE_UUID, ocpp_vendor: 'Alfen BV', ocpp_model: 'NG910-60023', serial_number: 'ACE0123456' },
+    ],
+  });
 
 export const CatalogRef = z.object({ catalog_charger_id: z.uuid(), brand: z.string(), model: z.string() });
 

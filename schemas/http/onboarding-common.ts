@@ -1,7 +1,8 @@
 // Shared zod pieces of the onboarding routes (error bodies, enums).
 import { z } from 'zod';
+import { ErrorBody } from './common.ts';
 
-export const ErrorBody = z.object({ error: z.string(), detail: z.string().optional() }).loose();
+export { ErrorBody };
 export const AccountTypeEnum = z.enum(['particulier', 'zakelijk', 'vve']);
 export const PayoutHandlerEnum = z.enum(['joulo_pays_customer', 'via_cpo_invoicing']);
 export const EanValidationEnum = z.enum(['matched', 'mismatched', 'unverified']);

@@ -14,6 +14,7 @@ import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
+import { validationError } from './validation-codes.ts';
 import { registerReplyGuard } from './plugins/reply-guard.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
@@ -103,10 +104,8 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     }
     const err = error as FastifyError;
     if (hasZodFastifySchemaValidationErrors(err)) {
-      const detail = err.validation
-        .map((v: { instancePath: string; message?: string }) => `${err.validationContext ?? 'request'}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''}: ${v.message}`)
-        .join('; ');
-      return reply.code(400).send({ error: 'invalid_request', detail });
+      const { status, body } = validationError(`${req.method} ${req.routeOptions.url ?? ''}`, err.validationContext ?? 'request', err.validation);
+      return reply.code(status).send(body);
     }
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':

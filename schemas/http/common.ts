@@ -1,0 +1,29 @@
+// Pieces every schema of the HTTP contract shares: the one error body, the request-body field rules whose
+// failure has its own error code, and fields whose checks stay with the domain but whose type is documented.
+import { z } from 'zod';
+
+/** Every error answer of the API: `{error, detail?}`; some add fields (required_scope, retry_after_seconds, …). */
+export const ErrorBody = z
+  .object({
+    error: z.string().describe('the error code (or, for the auth layer, the message) a client can switch on'),
+    detail: z.string().optional().describe('a sentence for people; never parse it'),
+  })
+  .loose();
+
+/** A UUID as the API writes it (8-4-4-4-12 hex digits, any version). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+export const Uuid = z.string().regex(UUID_PATTERN).meta({ format: 'uuid' });
+
+/**
+ * A field whose rules stay with the domain (its failure is a per-item result, a 404, or depends on other fields),
+ * accepted as any JSON value at the edge and documented with its real type. `typed` is never used to parse.
+ */
+export function checkedByDomain(typed: z.ZodType): z.ZodOptional<z.ZodUnknown> {
+  const json = z.toJSONSchema(typed, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return z.unknown().optional().meta(json);
+}
+
+/** A sample EAN that passes every check of the API: 18 digits, Dutch (871…), with a valid GS1 check digit. */
+export const EXAMPLE_EAN = '871685900012345674';
+export const EXAMPLE_UUID = '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31';
