@@ -26,3 +26,29 @@ export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Ma
   }
   return out;
 }
+
+export interface RegisterSpan {
+  /** the first and the last register reading of the session */
+  first: Date;
+  last: Date;
+  /** the session's counted energy as the gateway keeps it: the same counted steps as registerPointsOf's */
+  energyWh: bigint;
+}
+
+/**
+ * The span of each session's register readings and its counted energy, in one grouped query: a session wholly
+ * after the signing moment counts its energy_wh whole, so its points need not be read (GET /chargers is polled often).
+ */
+export async function registerSpansOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterSpan>> {
+  if (sessionIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('charging_sessions as s')
+    .innerJoin('meter_readings as r', 'r.session_id', 's.id')
+    .select(['s.id', 's.energy_wh', (eb) => eb.fn.min('r.measured_at').as('first'), (eb) => eb.fn.max('r.measured_at').as('last')])
+    .where('s.id', 'in', [...new Set(sessionIds)])
+    .where('r.measurand', '=', ENERGY_REGISTER)
+    .where('r.phase', '=', '')
+    .groupBy(['s.id', 's.energy_wh'])
+    .execute();
+  return new Map(rows.map((r) => [r.id, { first: new Date(r.first), last: new Date(r.last), energyWh: BigInt(r.energy_wh) }]));
+}

@@ -6,7 +6,9 @@ import type { Deps } from '../../deps.ts';
 import { decToNumber, rescale } from '../../lib/decimal.ts';
 import { feeUnitsOf, netCents, priceUnitsOf } from '../ere/amounts.ts';
 import { accountsCountFrom, chargerCountsFrom, ereOfCounted, splitSessionByMonth, totalWh } from '../ere/counting.ts';
-import { registerPointsOf } from './register-points.ts';
+import { localParts } from '../../lib/amsterdam-time.ts';
+import { ereForWh } from '../ere/factor.ts';
+import { registerPointsOf, registerSpansOf } from './register-points.ts';
 
 export interface SessionCredit {
   counts_for_ere: boolean;
@@ -31,7 +33,19 @@ export async function sessionCredits(
   const out = new Map<string, SessionCredit>();
   const from = await accountsCountFrom(deps.db, sessions.filter((s) => s.mid && s.accountId).map((s) => s.accountId!));
   const counting = sessions.filter((s) => chargerCountsFrom(s, from) !== null);
-  const points = await registerPointsOf(deps.db, counting.map((s) => s.id));
+  const spans = await registerSpansOf(deps.db, counting.map((s) => s.id));
+  const year = (d: Date) => localParts(d).year;
+  // Only a session that spans the signing moment or a new year needs its register points split; one wholly after
+  // the signing moment counts its counted energy (energy_wh) whole, in the year it was charged.
+  const whole = (s: { id: string }, since: Date) => {
+    const span = spans.get(s.id);
+    return span !== undefined && span.first.getTime() >= since.getTime() && year(span.first) === year(span.last) ? span : undefined;
+  };
+  const split = counting.filter((s) => {
+    const span = spans.get(s.id);
+    return span !== undefined && span.last.getTime() > chargerCountsFrom(s, from)!.getTime() && !whole(s, chargerCountsFrom(s, from)!);
+  });
+  const points = await registerPointsOf(deps.db, split.map((s) => s.id));
   const price = priceUnitsOf(deps.config.ERE_INDICATIVE_PRICE_EUR);
   const fee = feeUnitsOf(feePct);
   for (const s of sessions) {
@@ -40,13 +54,14 @@ export async function sessionCredits(
       out.set(s.id, NONE);
       continue;
     }
-    const byMonth = splitSessionByMonth(points.get(s.id) ?? [], new Map(), since);
-    const wh = totalWh(byMonth);
+    const w = whole(s, since);
+    const byMonth = w ? undefined : splitSessionByMonth(points.get(s.id) ?? [], new Map(), since);
+    const wh = w ? w.energyWh : totalWh(byMonth!);
     if (wh <= 0n) {
       out.set(s.id, NONE);
       continue;
     }
-    const ere2 = rescale(ereOfCounted(deps.config, byMonth), 6, 2);
+    const ere2 = rescale(w ? ereForWh(deps.config, year(w.first), wh) : ereOfCounted(deps.config, byMonth!), 6, 2);
     out.set(s.id, { counts_for_ere: true, counted_wh: wh, ere_credits: decToNumber(ere2, 2), estimated_euro: decToNumber(netCents(ere2, price, fee), 2) });
   }
   return out;
