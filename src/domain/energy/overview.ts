@@ -6,10 +6,10 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
+import { whToKwhUnits } from '../ere/capacity.ts';
 import { monthCountsSql } from '../ere/counting.ts';
 import { ereForKwhUnits } from '../ere/amounts.ts';
 import { monthlyChargerEnergy } from './month-energy.ts';
-import { whToKwhUnits } from './record-energy.ts';
 
 export interface EnergyMonthOut {
   month: string;

@@ -56,8 +56,6 @@ export function parseKwh(kwh: unknown): bigint | null {
   return units > MAX_KWH_UNITS ? null : units;
 }
 
-export { whToKwhUnits };
-
 export function reject(error: RecordError, kwh: string | null): RecordEnergyResult {
   return { status: 'rejected', error, kwh };
 }
