@@ -63,3 +63,19 @@ describe('splitSessionByMonth', () => {
     expect(m.has('2026-08')).toBe(false);
   });
 });
+
+describe('the signing moment (C5.4)', () => {
+  it('drops the part of a step before the machtiging, split at the interpolated register value like a month boundary', () => {
+    // signed 2026-10-31T22:30Z; step 103,000 → 112,001 over 22:00Z–01:00Z (3 h), the November boundary at 23:00Z
+    const points = [pt('2026-10-31T21:00:00Z', 100_000), pt('2026-10-31T22:00:00Z', 103_000), pt('2026-11-01T01:00:00Z', 112_001)];
+    const m = splitSessionByMonth(points, new Map(), new Date('2026-10-31T22:30:00Z'));
+    // at 22:30 the register reads 103,000 + 9,001 / 6 = 104,500.17 → 104,500; at 23:00 106,000.33 → 106,000
+    expect(m.get('2026-10')).toBe(1_500n);
+    expect(m.get('2026-11')).toBe(6_001n);
+    // a step that ends at the signing moment counts nothing; one that starts at it counts whole
+    expect(splitSessionByMonth(points, new Map(), new Date('2026-10-31T22:00:00Z')).get('2026-10')).toBe(3_000n);
+    expect(totalOf(splitSessionByMonth(points, new Map(), new Date('2026-11-01T01:00:00Z')))).toBe(0n);
+  });
+});
+
+const totalOf = (m: Map<string, bigint>) => [...m.values()].reduce((a, b) => a + b, 0n);
