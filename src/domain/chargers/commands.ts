@@ -5,7 +5,7 @@
 // a dead holder: a holder whose lease has lapsed means offline, before and while waiting.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { isOnline, liveStateOf } from '../charging/live-state.ts';
+import { isOnline, liveStateOf } from './live-view.ts';
 import { DomainError } from '../errors.ts';
 import { requireCharger } from './ocpp-charger.ts';
 

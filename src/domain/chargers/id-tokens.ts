@@ -2,10 +2,12 @@
 // an optional expiry). Authorize, StartTransaction and TransactionEvent answer this verdict.
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import type { IdTagVerdict } from '../charging/events.ts';
 import { DomainError } from '../errors.ts';
 import { ensureOcppCharger, requireCharger } from './ocpp-charger.ts';
 import { isoUtc as utc } from '../../lib/time.ts';
+
+/** C4.4 what an id tag is answered. */
+export type IdTagVerdict = 'Accepted' | 'Blocked' | 'Expired' | 'Invalid';
 
 export async function idTagVerdict(deps: Deps, chargerId: string, idTag: string): Promise<{ verdict: IdTagVerdict; expiresAt: Date | null }> {
   const row = await deps.db

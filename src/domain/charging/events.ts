@@ -1,6 +1,7 @@
 // ChargerEvent: the one shape both OCPP versions are normalised into (ARCHITECTURE.md "normalise at the edge").
 // src/ocpp/v16/* and src/ocpp/v201/* produce these; nothing below them knows an OCPP version.
 // Energy is integer Wh (bigint), times are Date (UTC), transaction references are strings.
+import type { IdTagVerdict } from '../chargers/id-tokens.ts';
 import type { SignatureStatus } from '../ocmf/index.ts';
 
 /** One energy register reading, already in integer Wh (unit, multiplier and phase sums applied, C4.5). */
@@ -109,7 +110,7 @@ export type ChargerEvent =
     }
   | { kind: 'notification'; name: string };
 
-export type IdTagVerdict = 'Accepted' | 'Blocked' | 'Expired' | 'Invalid';
+export type { IdTagVerdict };
 
 /** What the domain answers for each event; the adapters turn it into the protocol's response. */
 export type EventOutcome = (

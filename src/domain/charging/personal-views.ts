@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
 import { estimateBasis, kwhOf, type EstimateBasis } from './estimate.ts';
-import { holderAlive, isOnline } from './live-state.ts';
+import { holderAlive, isOnline } from '../chargers/live-view.ts';
 import { ENERGY_REGISTER } from './readings.ts';
 import { reviewOf, type SessionReview } from './review.ts';
 import { sessionCredits } from './session-credits.ts';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import type { Db } from '../../db/database.ts';
 import type { SuppressionReason } from '../../db/tables/partner.ts';
 import { DomainError } from '../errors.ts';
-import { validEmail } from '../partners/validate.ts';
+import { validEmail } from '../../lib/email.ts';
 import { isoUtc as iso } from '../../lib/time.ts';
 
 export interface QueuedMessage {

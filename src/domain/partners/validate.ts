@@ -1,18 +1,10 @@
 // Dutch field rules for draft rows (issue 7 item 3, C3.2). Pure functions: a value in, a normalised value
 // (or null when invalid) out. Decisions the specification leaves open are listed in docs/partner.md.
 import { hasValidCheckDigit, isEighteenDigits, looksDutch } from '../ean/ean.ts';
+import { validEmail } from '../../lib/email.ts';
 
-const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+export { validEmail };
 
-/** A usable e-mail address (trimmed), or null. */
-export function validEmail(raw: string | undefined): string | null {
-  if (!raw) return null;
-  const s = raw.trim();
-  if (s.length > 254 || !EMAIL.test(s)) return null;
-  const local = s.slice(0, s.lastIndexOf('@'));
-  if (local.length > 64 || local.startsWith('.') || local.endsWith('.') || local.includes('..')) return null;
-  return s;
-}
 
 const RESERVED_DOMAINS = ['example.com', 'example.org', 'example.net'];
 const RESERVED_TLDS = ['test', 'example', 'invalid', 'localhost'];
