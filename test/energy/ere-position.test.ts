@@ -179,6 +179,15 @@ describe('ERE ledger and GET /ere-position', () => {
     expect(next).toMatchObject({ compliance_year: 2027, pending_kwh: 0, allocatable_ere: 0, forecast_confidence: 'none', forecast_pace_total_eur: null, pending_ready_at: null, forecast_is_projected: false });
   });
 
+  it('allocatable_kwh is the registered kWh to the hundredth while nothing is sold', async () => {
+    const user = await aUser(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, eligible: true });
+    // 182.40 kWh × 0.332694 = 60.6833… → 60.68 ERE booked; 60.68 / 0.332694 = 182.389… would show 182.39
+    await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-03', kwh: '182.40', status: 'registered', ere: '60.68', sessions: 4 });
+    const res = (await svc.app.inject({ method: 'GET', url: '/ere-position', headers: bearer(user.token) })).json();
+    expect(res).toMatchObject({ allocatable_ere: 60.68, allocatable_kwh: 182.4 });
+  });
+
   it('refuses a year before 2026 or not a number with 400 invalid_request, and needs chargers:read', async () => {
     const user = await aUser(svc.deps);
     for (const q of ['year=2025', 'year=abc', 'year=2026.5']) {

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { divRound, formatDec, toDec } from '../../lib/decimal.ts';
 import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../../lib/amsterdam-time.ts';
-import { avgPrice, ereForKwhUnits, kwhForEreUnits, netCents } from './amounts.ts';
+import { avgPrice, ereForKwhUnits, netCents } from './amounts.ts';
 import { monthCountsSql } from './counting.ts';
 import { reviewDueAt } from './review.ts';
 import { userFeePct } from './ledger.ts';
@@ -97,6 +97,7 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
 
   // Registered and pending energy of the year.
   let registeredEre = 0n;
+  let registeredKwh = 0n;
   let pendingKwh = 0n;
   let pendingSessions = 0;
   let ytdKwh = 0n;
@@ -111,6 +112,7 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
     if (m.status === 'registered') {
       const e = toDec(m.ere ?? '0', 2);
       registeredEre += e;
+      registeredKwh += kwh;
       const q = quarterOfMonth(m.month);
       qEre.set(q, (qEre.get(q) ?? 0n) + e);
     } else {
@@ -137,6 +139,9 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
     }
   }
   const allocatableEre = registeredEre - all.ere;
+  // the registered kWh not yet allocated, pro rata to the ERE: exactly the registered kWh while nothing is sold
+  // (worked back from the rounded ERE it would lose up to half a hundredth of an ERE's worth)
+  const allocatableKwh = registeredEre > 0n ? divRound(registeredKwh * allocatableEre, registeredEre) : 0n;
 
   // Pace: the year's delivered kWh over the days since its first month began (Amsterdam calendar days).
   const today = dateOf(deps.clock());
@@ -163,7 +168,7 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
     effective_fee_pct: n2(fee),
     indicative_price_per_ere: n3(price),
     allocatable_ere: n2(allocatableEre),
-    allocatable_kwh: n2(kwhForEreUnits(cfg, year, allocatableEre)),
+    allocatable_kwh: n2(allocatableKwh),
     pending_ere: n2(pendingEre),
     pending_kwh: n2(pendingKwh),
     pending_forecast_net_eur: n2(netCents(pendingEre, price, fee)),
