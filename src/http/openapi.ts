@@ -1,27 +1,41 @@
-// GET /openapi.json: OpenAPI 3.1 generated from the zod schemas of every route. The security section of
-// each operation comes from the route's auth declaration (src/http/auth.ts), so the two cannot drift.
+// GET /openapi.json: OpenAPI 3.1 generated from the zod schemas of every route, good enough to generate a client
+// from. The security section of each operation comes from the route's auth declaration (src/http/auth.ts);
+// operationIds and tags from openapi-operations.ts; error responses from openapi-errors.ts. GET /docs renders it
+// (src/http/docs.ts).
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Deps } from '../deps.ts';
 import type { RouteAuth } from './auth.ts';
+import { registerDocs } from './docs.ts';
+import {
+  codesOf,
+  ERROR_BODY_REF,
+  errorBodyComponent,
+  errorExample,
+  exampleKey,
+  EXTRA_ERROR_CODES,
+  platformResponses,
+} from './openapi-errors.ts';
+import { REQUEST_EXAMPLES } from './openapi-examples.ts';
+import { openApiPath, operationIdFor, TAG_OVERRIDES, TAGS } from './openapi-operations.ts';
+
+export { platformResponses };
+
+const CPO_SCOPES = {
+  'cpo:accounts:write': 'create accounts, correct connections, issue mandate links',
+  'cpo:accounts:read': 'list accounts and ERE positions',
+  'cpo:chargers:write': 'register chargers',
+  'cpo:sessions:write': 'deliver monthly kWh',
+};
 
 export const SECURITY_SCHEMES = {
   cpoToken: {
     type: 'oauth2',
-    description: 'CPO API: OAuth 2.0 client-credentials access token (one hour), bound to one partner.',
-    flows: {
-      clientCredentials: {
-        tokenUrl: '/oauth/token',
-        scopes: {
-          'cpo:accounts:write': 'create accounts, correct connections, issue mandate links',
-          'cpo:accounts:read': 'list accounts and ERE positions',
-          'cpo:chargers:write': 'register chargers',
-          'cpo:sessions:write': 'deliver monthly kWh',
-        },
-      },
-    },
+    description:
+      'CPO API: OAuth 2.0 client-credentials access token (one hour, no refresh token), bound to one partner. ' +
+      'POST /oauth/token with grant_type=client_credentials, client_id and client_secret in the body (JSON or form); HTTP Basic is refused.',
+    flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: CPO_SCOPES, 'x-scalar-credentials-location': 'body' } },
   },
   partnerKey: { type: 'http', scheme: 'bearer', description: 'Partner API key (pk_live_… production, pk_test_… sandbox).' },
   personalToken: { type: 'http', scheme: 'bearer', description: 'Personal API token with scopes chargers:read / chargers:write.' },
@@ -38,81 +52,110 @@ export function securityFor(auth: RouteAuth | undefined): Array<Record<string, s
   });
 }
 
-const errorResponse = (description: string, extra: Record<string, unknown> = {}) => ({
-  description,
-  type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'string' }, detail: { type: 'string' }, ...extra },
-});
+/** Whether a part of the API is switched on here (C1.6: admin only with ADMIN_TOKEN; C2.6: sandbox only on sandbox). */
+function partIsOff(deps: Deps, path: string): boolean {
+  const under = (p: string) => path === p || path.startsWith(p + '/');
+  return (!deps.config.ADMIN_TOKEN && under('/admin')) || (deps.config.APP_ENV !== 'sandbox' && under('/sandbox'));
+}
 
-/**
- * The error answers the platform gives on every route of a kind (auth layer, rate limits), added to an operation
- * unless the route documents that status itself.
- */
-export function platformResponses(auth: RouteAuth | undefined, rateLimited: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (auth && !('public' in auth)) {
-    out['401'] = errorResponse('Missing or invalid API token (the detail names the credential this route takes)');
-    if ('accepts' in auth) {
-      if (auth.scope || !auth.accepts.includes('partner')) {
-        out['403'] = errorResponse(
-          auth.scope
-            ? `Insufficient scope (required_scope ${auth.scope}); partner_api_key_scope for a partner key`
-            : 'partner_api_key_scope: a partner API key reaches only Partner API routes',
-          { required_scope: { type: 'string' } },
-        );
-      }
-      out['503'] = errorResponse('Authentication is temporarily unavailable, try again shortly');
+function description(deps: Deps): string {
+  const base = new URL(deps.config.PUBLIC_BASE_URL);
+  const ws = `${base.protocol === 'https:' ? 'wss' : 'ws'}://${base.host}/ocpp/{identity}`;
+  return [
+    'Charging-credit service: register MID-metered charging energy as emission-reduction units (ERE).',
+    '',
+    '- **CPO API** (`/v1`): OAuth 2.0 client-credentials token from `POST /oauth/token`; create the account, issue the machtiging link, register the charger, deliver monthly kWh, read ERE positions.',
+    '- **Partner API** (`/partner`): partner API key; upload customers as claimable drafts.',
+    '- **Personal API**: personal API token; your chargers, sessions, energy and ERE position.',
+    deps.config.APP_ENV === 'sandbox' ? '- **Sandbox helpers** (`/sandbox`, this sandbox only): sign a machtiging, register a month, run the EAN re-check.' : '',
+    '',
+    `OCPP 1.6J and 2.0.1 chargers connect at \`${ws}\` (HTTP Basic: identity and charger password).`,
+    '',
+    'Every error is `{"error": "<code>", "detail": "<sentence>"}`: switch on `error`, never on `detail`.',
+  ]
+    .filter((l, i, all) => l !== '' || all[i - 1] !== '')
+    .join('\n');
+}
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Every error response refers to ErrorBody and shows one example per error string it names. */
+function documentErrors(op: Json): void {
+  const scope = Object.values((op.security?.[0] ?? {}) as Record<string, string[]>)[0]?.[0];
+  for (const [status, response] of Object.entries(op.responses ?? {}) as Array<[string, Json]>) {
+    if (Number(status) < 400) continue;
+    const media = response.content?.['application/json'];
+    if (!media) continue;
+    const codes = [...new Set([...codesOf(response.description), ...(EXTRA_ERROR_CODES[`${op.operationId} ${status}`] ?? [])])];
+    const extras = Object.fromEntries(Object.entries((media.schema?.properties ?? {}) as Json).filter(([k]) => k !== 'error' && k !== 'detail'));
+    media.schema = Object.keys(extras).length
+      ? { allOf: [{ $ref: ERROR_BODY_REF }, { type: 'object', properties: extras }] }
+      : { $ref: ERROR_BODY_REF };
+    delete media.example;
+    if (codes.length) {
+      media.examples = Object.fromEntries(codes.map((c) => [exampleKey(c), { summary: c, value: errorExample(c, scope) }]));
+      const note = typeof response.description === 'string' ? /\s+\((.*)\)$/s.exec(response.description)?.[1] : undefined;
+      response.description = `${codes.map((c) => `\`${c}\``).join(', ')}${note ? ` (${note})` : ''}`;
     }
   }
-  if (rateLimited) {
-    out['429'] = errorResponse('Too many requests (Retry-After, RateLimit and RateLimit-Policy headers)', {
-      retry_after_seconds: { type: 'integer' },
-    });
+}
+
+function finishDocument(deps: Deps, doc: Json): Json {
+  const base = deps.config.PUBLIC_BASE_URL; // read now: with PORT=0 it is known only after listen
+  doc.info.description = description(deps);
+  doc.servers = [{ url: base }];
+  doc.components.securitySchemes.cpoToken.flows.clientCredentials.tokenUrl = `${base}/oauth/token`;
+  if (!deps.config.ADMIN_TOKEN) delete doc.components.securitySchemes.adminToken;
+  doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorBody: errorBodyComponent() };
+  const used = new Set<string>();
+  for (const ops of Object.values(doc.paths ?? {}) as Json[]) {
+    for (const op of Object.values(ops) as Json[]) {
+      for (const t of op.tags ?? []) used.add(t);
+      documentErrors(op);
+      const example = REQUEST_EXAMPLES[op.operationId];
+      const media = op.requestBody?.content?.['application/json'];
+      if (example !== undefined && media && !media.example && !media.examples) media.example = example;
+    }
   }
-  return out;
+  doc.tags = TAGS.filter((t) => used.has(t.name)).map((t) => ({ ...t }));
+  return doc;
 }
 
 export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'ere-gateway',
-        version: '1.0.0',
-        description:
-          'Charging-credit service: CPO API (/v1), Partner API (/partner), Personal API, sandbox helpers, ' +
-          'operations and the admin API. OCPP 1.6J / 2.0.1 chargers connect at ws(s)://<host>/ocpp/<identity>.',
-      },
+      info: { title: 'ere-gateway', version: '1.0.0', description: '' },
       servers: [{ url: deps.config.PUBLIC_BASE_URL }],
-      components: {
-        securitySchemes: {
-          ...SECURITY_SCHEMES,
-          // {auth_url} of the specification (C0.4): absolute, so generated clients find it
-          cpoToken: {
-            ...SECURITY_SCHEMES.cpoToken,
-            flows: {
-              clientCredentials: {
-                ...SECURITY_SCHEMES.cpoToken.flows.clientCredentials,
-                tokenUrl: `${deps.config.PUBLIC_BASE_URL}/oauth/token`,
-              },
-            },
-          },
-        } as never,
-      },
+      components: { securitySchemes: structuredClone(SECURITY_SCHEMES) as never },
     },
     transform: (arg) => {
       const out = jsonSchemaTransform(arg as never) as { schema: Record<string, unknown>; url: string };
-      const auth = (arg.route.config as { auth?: RouteAuth } | undefined)?.auth;
+      const config = arg.route.config as { auth?: RouteAuth; rateLimit?: unknown } | undefined;
+      const auth = config?.auth;
+      const method = String([arg.route.method].flat()[0]).toUpperCase();
+      const path = openApiPath(arg.url);
+      const schema: Record<string, unknown> = { ...out.schema, operationId: operationIdFor(method, path) };
+      if (partIsOff(deps, path)) schema['hide'] = true;
+      const tag = TAG_OVERRIDES[`${method} ${path}`];
+      if (tag) schema['tags'] = [tag];
+      const rateLimited = config?.rateLimit !== false && !(auth && 'admin' in auth);
+      if (schema['response']) {
+        // a route's own answer wins when it names its error strings; a bare ErrorBody gives way to the platform's
+        const own = schema['response'] as Record<string, { description?: unknown }>;
+        const platform = platformResponses(auth, rateLimited);
+        const named = Object.fromEntries(Object.entries(own).filter(([status]) => !(status in platform) || codesOf(own[status]?.description).length > 0));
+        schema['response'] = { ...platform, ...named };
+      }
       const security = securityFor(auth);
-      const schema = { ...out.schema };
-      const rateLimited = (arg.route.config as { rateLimit?: unknown } | undefined)?.rateLimit !== false && !(auth && 'admin' in auth);
-      if (schema['response']) schema['response'] = { ...platformResponses(auth, rateLimited), ...(schema['response'] as object) };
       if (security) schema['security'] = security;
       else if (auth && 'public' in auth) schema['security'] = [];
+      // C1.1: the token endpoint takes JSON or a form
+      if (path === '/oauth/token') schema['consumes'] = ['application/json', 'application/x-www-form-urlencoded'];
       return { schema, url: out.url };
     },
+    transformObject: (documentObject) => finishDocument(deps, (documentObject as { openapiObject: Json }).openapiObject),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
+  await registerDocs(app);
 }

@@ -1,0 +1,33 @@
+// GET /docs: the API reference, rendered by Scalar from the OpenAPI document (also at /docs/openapi.json), with "try it" for every credential:
+// the CPO client-credentials flow sends client_id and client_secret in the form body (the token endpoint
+// refuses HTTP Basic, C1.1), partner keys and personal tokens as bearer tokens. Its script is served by the
+// app itself (/docs/js/scalar.js, bundled in the package); nothing is loaded from another host: no web fonts,
+// no telemetry, no AI agent, no request proxy.
+import type { FastifyInstance } from 'fastify';
+import apiReference from '@scalar/fastify-api-reference';
+
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  await app.register(apiReference, {
+    routePrefix: '/docs',
+    logLevel: 'warn',
+    configuration: {
+      pageTitle: 'ere-gateway API reference',
+      withDefaultFonts: false,
+      telemetry: false,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: 'never',
+      hideClientButton: false,
+      persistAuth: false,
+      documentDownloadType: 'json',
+      defaultOpenAllTags: false,
+      operationTitleSource: 'summary',
+      authentication: {
+        preferredSecurityScheme: 'cpoToken',
+        securitySchemes: {
+          cpoToken: { flows: { clientCredentials: { 'x-scalar-credentials-location': 'body' } } },
+        },
+      },
+    } as never,
+  });
+}

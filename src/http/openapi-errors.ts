@@ -1,0 +1,112 @@
+// The error answers in /openapi.json: every error response refers to the one ErrorBody schema and names the
+// error strings it can carry, each with an example body, so a client can switch on `error` (spec §7, C1.2–C1.5).
+import { z } from 'zod';
+import { ErrorBody } from '../../schemas/http/common.ts';
+import type { RouteAuth } from './auth.ts';
+
+export const ERROR_BODY_REF = '#/components/schemas/ErrorBody';
+
+export function errorBodyComponent(): Record<string, unknown> {
+  const json = z.toJSONSchema(ErrorBody, { io: 'output' }) as Record<string, unknown>;
+  delete json.$schema;
+  return { ...json, title: 'ErrorBody', additionalProperties: true };
+}
+
+/** A route's error response as a JSON schema the transform hands to @fastify/swagger; codes go in the description. */
+export function errorResponse(codes: string[], note?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    description: `error: ${codes.join(' | ')}${note ? ` (${note})` : ''}`,
+    type: 'object',
+    required: ['error'],
+    properties: { error: { type: 'string' }, detail: { type: 'string' }, ...extra },
+  };
+}
+
+/**
+ * The answers the auth layer and the rate limiter give on every route of a kind, added to an operation unless the
+ * route documents that status itself.
+ */
+export function platformResponses(auth: RouteAuth | undefined, rateLimited: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (auth && !('public' in auth)) {
+    out['401'] = errorResponse(['Missing or invalid API token'], 'missing, unknown, expired or revoked credential; the detail names the credential this route takes');
+    if ('accepts' in auth) {
+      if (auth.scope) {
+        out['403'] = errorResponse(
+          auth.accepts.includes('partner') ? ['Insufficient scope'] : ['Insufficient scope', 'partner_api_key_scope'],
+          `the token lacks ${auth.scope}; required_scope names it`,
+          { required_scope: { type: 'string' } },
+        );
+      } else if (!auth.accepts.includes('partner')) {
+        out['403'] = errorResponse(['partner_api_key_scope'], 'a partner API key reaches only Partner API routes');
+      }
+      out['503'] = errorResponse(['Authentication is temporarily unavailable, try again shortly']);
+    }
+  }
+  if (rateLimited) {
+    out['429'] = errorResponse(['Too many requests'], 'Retry-After, RateLimit and RateLimit-Policy headers', {
+      retry_after_seconds: { type: 'integer' },
+    });
+  }
+  return out;
+}
+
+/** Error strings of operations whose route schema documents the status without naming them. */
+export const EXTRA_ERROR_CODES: Record<string, string[]> = {
+  'createToken 400': ['unsupported_grant_type', 'invalid_request', 'invalid_scope'],
+  'createToken 401': ['invalid_client'],
+  'deliverSessionsBatch 400': ['invalid_request', 'invalid_json'],
+  'listErePositions 400': ['invalid_request'],
+  'listMySessions 400': ['invalid_request'],
+  'getMyErePosition 400': ['invalid_request'],
+  'uploadPartnerCustomers 400': ['consent_required', 'customers must be a non-empty array of { name, email }', 'invalid_json'],
+  'uploadPartnerCustomers 403': ['No partner is linked to this API key'],
+  'uploadPartnerCustomers 500': ['Failed to create drafts'],
+  'importPartnerDrafts 400': ['consent_required', 'invalid_json'],
+  'importPartnerDrafts 403': ['No partner is linked to this API key'],
+  'importPartnerDrafts 500': ['Failed to create drafts'],
+};
+
+/** Sample details; a client must never parse them. */
+const DETAILS: Record<string, string> = {
+  invalid_request: 'query.limit: Too big: expected number to be <=200',
+  invalid_json: 'The request body is not valid JSON.',
+  invalid_type: 'type must be one of particulier, zakelijk, vve.',
+  invalid_payout_handler: 'payout_handler must be one of joulo_pays_customer, via_cpo_invoicing.',
+  invalid_iban: 'iban must be 15 to 34 letters and digits after removing whitespace.',
+  person_required: 'person.full_name is required.',
+  invalid_ean: 'connection.ean_code must be 18 digits.',
+  address_required: 'connection needs connection.city.',
+  ean_in_use: 'EAN 871685900012345674 is already registered.',
+  ean_address_mismatch: 'The EAN register lists this EAN at another address.',
+  ean_not_dutch: 'A Dutch connection EAN starts with 871.',
+  target_required: 'Name the connection: connection_id, account_id or cpo_external_ref.',
+  connection_not_found: 'No such connection for this partner.',
+  account_not_found: 'No such account for this partner.',
+  invalid_client: 'Unknown client or wrong secret.',
+  'Missing or invalid API token': 'This route takes a CPO access token (OAuth 2.0 client credentials, POST /oauth/token).',
+  'Insufficient scope': 'This token lacks the scope it needs.',
+  partner_api_key_scope: 'A partner API key reaches only Partner API routes.',
+  consent_required: 'consent must be true.',
+};
+
+/** An example body of one error string, as the API sends it. */
+export function errorExample(code: string, scope: string | undefined): Record<string, unknown> {
+  if (code === 'Too many requests') return { error: code, retry_after_seconds: 12 };
+  if (code === 'Insufficient scope') {
+    return { error: code, required_scope: scope ?? 'chargers:read', detail: `This token lacks the scope ${scope ?? 'chargers:read'}.` };
+  }
+  const detail = DETAILS[code];
+  if (code.includes(' ') && !detail) return { error: code };
+  return { error: code, detail: detail ?? `The request was refused: ${code}.` };
+}
+
+/** A key for an example map: letters, digits, '.', '-', '_'. */
+export const exampleKey = (code: string): string => code.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_|_$/g, '');
+
+/** The codes a response description names ("error: a | b (note)"). */
+export function codesOf(description: unknown): string[] {
+  if (typeof description !== 'string' || !description.startsWith('error: ')) return [];
+  const list = description.slice('error: '.length).replace(/\s+\(.*\)$/s, '');
+  return list.split(' | ').map((c) => c.trim()).filter(Boolean);
+}
