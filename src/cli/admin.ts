@@ -39,6 +39,15 @@ Commands:
   set-ocmf-key <charger_id> (--key <hex|base64> | --key-file <file> | --clear) [--curve <name>]
                                             PUT /admin/chargers/:charger_id/ocmf-public-key (the signing meter's
                                             public key: DER hex/base64, PEM in a file, or a point with --curve)
+  command <charger_id> <Action> [json]      POST /admin/chargers/:charger_id/commands (C6.6: any command in the
+                                            charger's protocol, the payload as JSON)
+  remote-start <charger_id> --id-tag <tag> [--connector N]
+                                            1.6 RemoteStartTransaction (connector default 1)
+  request-start <charger_id> --id-token <token> [--type Central] [--evse N] [--remote-start-id N]
+                                            2.0.1 RequestStartTransaction (EVSE default 1, type default Central)
+  remote-stop <charger_id> <transaction_id> 1.6 RemoteStopTransaction (the integer transactionId)
+  request-stop <charger_id> <transaction_id>
+                                            2.0.1 RequestStopTransaction
   request <METHOD> <PATH> [json]            any admin request, e.g.
                                             request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
                                             request GET /admin/outbox
@@ -94,6 +103,12 @@ const passwordFrom = (file: string | true | undefined) => {
     throw new UsageError(`cannot read --password-file ${file}`);
   }
 };
+
+const commandRequest = (chargerId: string, action: string, payload: unknown) => ({
+  method: 'POST',
+  path: `/admin/chargers/${seg(chargerId)}/commands`,
+  body: { action, payload },
+});
 
 /** Maps a command to the admin request it makes. */
 export function toRequest(argv: string[]): { method: string; path: string; body?: unknown } {
@@ -177,6 +192,36 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
         body: { public_key: key, ...(typeof f['curve'] === 'string' ? { curve: f['curve'] } : {}) },
       };
     }
+    case 'command': {
+      let payload: unknown = {};
+      if (p[2] !== undefined) {
+        try {
+          payload = JSON.parse(p[2]);
+        } catch {
+          throw new UsageError('the payload must be JSON');
+        }
+      }
+      return commandRequest(need(p[0], 'charger_id'), need(p[1], 'Action'), payload);
+    }
+    case 'remote-start':
+      return commandRequest(need(p[0], 'charger_id'), 'RemoteStartTransaction', {
+        connectorId: int(f['connector'], '--connector') ?? 1,
+        idTag: need(f['id-tag'], '--id-tag'),
+      });
+    case 'request-start': {
+      const remoteStartId = int(f['remote-start-id'], '--remote-start-id') ?? Math.floor(Date.now() / 1000) % 2_000_000_000;
+      return commandRequest(need(p[0], 'charger_id'), 'RequestStartTransaction', {
+        evseId: int(f['evse'], '--evse') ?? 1,
+        idToken: { idToken: need(f['id-token'], '--id-token'), type: typeof f['type'] === 'string' ? f['type'] : 'Central' },
+        remoteStartId,
+      });
+    }
+    case 'remote-stop': {
+      const tx = int(need(p[1], 'transaction_id'), 'transaction_id');
+      return commandRequest(need(p[0], 'charger_id'), 'RemoteStopTransaction', { transactionId: tx });
+    }
+    case 'request-stop':
+      return commandRequest(need(p[0], 'charger_id'), 'RequestStopTransaction', { transactionId: need(p[1], 'transaction_id') });
     case 'request': {
       const method = need(p[0], 'METHOD').toUpperCase();
       const path = need(p[1], 'PATH');

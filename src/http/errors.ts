@@ -85,6 +85,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   // C5.5 held energy (admin API): a session's review
   session_not_found: 404,
   session_not_held: 409,
+  // issue 14 item 3: an owner's start and stop (charging/remote-control.ts)
+  session_not_active: 409,
+  id_token_refused: 409,
 };
 
 export function statusForCode(code: string): number {

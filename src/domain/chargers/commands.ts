@@ -10,12 +10,12 @@ import { DomainError } from '../errors.ts';
 import { requireCharger } from './ocpp-charger.ts';
 
 export const COMMANDS_BY_PROTOCOL: Record<string, readonly string[]> = {
-  'ocpp1.6': ['Reset', 'TriggerMessage', 'ChangeConfiguration', 'GetConfiguration', 'RemoteStopTransaction'],
-  'ocpp2.0.1': ['Reset', 'TriggerMessage', 'SetVariables', 'GetVariables', 'RequestStopTransaction'],
+  'ocpp1.6': ['Reset', 'TriggerMessage', 'ChangeConfiguration', 'GetConfiguration', 'RemoteStartTransaction', 'RemoteStopTransaction'],
+  'ocpp2.0.1': ['Reset', 'TriggerMessage', 'SetVariables', 'GetVariables', 'RequestStartTransaction', 'RequestStopTransaction'],
 };
 export const ALL_COMMANDS = [
   'Reset', 'TriggerMessage', 'ChangeConfiguration', 'SetVariables', 'GetConfiguration', 'GetVariables',
-  'RemoteStopTransaction', 'RequestStopTransaction',
+  'RemoteStartTransaction', 'RequestStartTransaction', 'RemoteStopTransaction', 'RequestStopTransaction',
 ] as const;
 export type CommandAction = (typeof ALL_COMMANDS)[number];
 

@@ -26,4 +26,4 @@ export const v16Actions: Record<string, ActionAdapter> = {
 };
 
 /** Commands an operator can send to a 1.6 charger (C6.6). */
-export const v16Commands = ['Reset', 'TriggerMessage', 'ChangeConfiguration', 'GetConfiguration', 'RemoteStopTransaction'] as const;
+export const v16Commands = ['Reset', 'TriggerMessage', 'ChangeConfiguration', 'GetConfiguration', 'RemoteStartTransaction', 'RemoteStopTransaction'] as const;

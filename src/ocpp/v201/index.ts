@@ -26,4 +26,4 @@ export const v201Actions: Record<string, ActionAdapter> = {
 };
 
 /** Commands an operator can send to a 2.0.1 charger (C6.6). */
-export const v201Commands = ['Reset', 'TriggerMessage', 'SetVariables', 'GetVariables', 'RequestStopTransaction'] as const;
+export const v201Commands = ['Reset', 'TriggerMessage', 'SetVariables', 'GetVariables', 'RequestStartTransaction', 'RequestStopTransaction'] as const;
