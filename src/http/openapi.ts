@@ -2,6 +2,7 @@
 // from. The security section of each operation comes from the route's auth declaration (src/http/auth.ts);
 // operationIds and tags from openapi-operations.ts; error responses from openapi-errors.ts. GET /docs renders it
 // (src/http/docs.ts).
+import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
@@ -111,6 +112,9 @@ function finishDocument(deps: Deps, doc: Json): Json {
   for (const ops of Object.values(doc.paths ?? {}) as Json[]) {
     for (const op of Object.values(ops) as Json[]) {
       for (const t of op.tags ?? []) used.add(t);
+      for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
+        if (res.description === 'Default Response') res.description = STATUS_CODES[Number(status)] ?? 'Response';
+      }
       documentErrors(op);
       const example = REQUEST_EXAMPLES[op.operationId];
       const media = op.requestBody?.content?.['application/json'];

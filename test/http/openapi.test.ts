@@ -71,8 +71,8 @@ describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(doc.openapi).toBe('3.1.0');
     const result = await validate(structuredClone(doc) as never);
-    expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
   });
 
   it('names, summarises, tags and secures every operation; ids come from the table and are unique', () => {
