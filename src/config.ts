@@ -123,6 +123,12 @@ export const configSchema = z.object({
 
   // C2: onboarding
   OPERATOR_NAME: z.string().min(1).default('ERE Gateway B.V.'),
+  // C7.3 the operator's identity in every page and e-mail footer; unset: demo values in sandbox (src/lib/operator.ts),
+  // left out in production
+  OPERATOR_ADDRESS: optionalString,
+  OPERATOR_KVK: optionalString.pipe(z.string().regex(/^\d{8}$/, 'must be the 8-digit KvK number').optional()),
+  OPERATOR_SUPPORT_EMAIL: optionalString.pipe(z.email().optional()),
+  OPERATOR_PRIVACY_URL: optionalString.pipe(z.url().optional()),
   MANDATE_LINK_TTL_DAYS: int(30, 1),
   MANDATE_SIGNING_SECRET: optionalString,
   EAN_REGISTER_URL: optionalString.pipe(z.url().optional()),

@@ -126,3 +126,18 @@ export function daysBetweenDates(a: string, b: string): number {
   const pb = b.split('-').map(Number) as [number, number, number];
   return Math.round((Date.UTC(pb[0], pb[1] - 1, pb[2]) - Date.UTC(pa[0], pa[1] - 1, pa[2])) / 86_400_000);
 }
+
+const MONTH_NAMES = {
+  nl: ['januari', 'februari', 'maart', 'april', 'mei', 'juni', 'juli', 'augustus', 'september', 'oktober', 'november', 'december'],
+  en: ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'],
+} as const;
+
+/**
+ * C7.3: an instant as a person reads it on a page or in an e-mail, in Amsterdam time with the zone named:
+ * '22 november 2026, 11:00 (CET, Europe/Amsterdam)'; CEST in summer.
+ */
+export function humanAmsterdam(d: Date, locale: 'nl' | 'en'): string {
+  const l = localParts(d);
+  const zone = offsetMinutes(d) === 120 ? 'CEST' : 'CET';
+  return `${l.day} ${MONTH_NAMES[locale][l.month - 1]} ${l.year}, ${pad(l.hour)}:${pad(l.minute)} (${zone}, ${TIME_ZONE})`;
+}

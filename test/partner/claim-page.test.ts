@@ -93,8 +93,10 @@ describe('claim page in Chromium', () => {
     await page.close();
   });
 
-  it('speaks English with ?locale=en and links an existing user by e-mail; no address → account without connection', async () => {
-    const { url, draftId } = await draftFor({ name: 'Tom Bakker', email: 'tom@klant.nl', company_name: 'Bakker Advies' });
+  it('speaks English with ?locale=en, links an existing user by e-mail; a business draft without an address asks for it', async () => {
+    const ean = anEan();
+    await registerEans(svc.deps, [{ ean_code: ean, postal_code: '3511AB', house_number: '7', house_number_addition: 'B' }]);
+    const { url, draftId } = await draftFor({ name: 'Tom Bakker', email: 'tom@klant.nl', company_name: 'Bakker Advies', type: 'zakelijk', kvk: '12345678' });
     // the customer signed up directly after the upload: the claim links that user, it creates no second one
     const existing = await aUser(svc.deps, { email: 'TOM@klant.nl', full_name: 'Tom B.' });
     const page = await browser.newPage();
@@ -102,16 +104,33 @@ describe('claim page in Chromium', () => {
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     expect(await page.locator('h1').textContent()).toBe('Confirm your registration');
     expect(await page.locator('#draft-company').textContent()).toBe('Bakker Advies');
-    expect(await page.locator('#street').count()).toBe(0);
+    expect(await page.locator('#draft-type').textContent()).toBe('business');
+    expect(await page.locator('#ask-address').count()).toBe(1);
+    // the Dutch rules of the upload: a postal code with SA is never issued
+    await page.fill('#postal_code', '3511 SA');
+    await page.fill('#house_number', '7B');
+    await page.fill('#street', 'Oudegracht');
+    await page.fill('#city', 'Utrecht');
+    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    expect(await page.locator('#error').textContent()).toContain('postal code is not valid');
+    expect(await page.locator('#house_number').inputValue()).toBe('7B');
+    await page.fill('#postal_code', '3511ab');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('h1').textContent()).toBe('Your account has been created');
-    expect(await page.locator('#no-connection').count()).toBe(1);
+    // the register found the EAN at the address; the machtiging is still to be signed, and the page says so
+    expect(await page.locator('#next-sign').textContent()).toContain('not signed yet');
+    expect(await page.locator('#sign').getAttribute('href')).toMatch(/\/mandates\//);
     const account = await svc.deps.db.selectFrom('accounts').selectAll().where('owner_user_id', '=', existing.userId).executeTakeFirstOrThrow();
-    expect(account).toMatchObject({ access_channel: 'partner_claim', display_name: 'Bakker Advies' });
-    expect(await svc.deps.db.selectFrom('connections').select('id').where('account_id', '=', account.id).execute()).toEqual([]);
+    expect(account).toMatchObject({ access_channel: 'partner_claim', display_name: 'Bakker Advies', type: 'zakelijk' });
+    const conn = await svc.deps.db.selectFrom('connections').selectAll().where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    expect(conn).toMatchObject({ ean_code: ean, postal_code: '3511 AB', house_number: '7', house_number_addition: 'B', street: 'Oudegracht', city: 'Utrecht' });
     expect((await svc.deps.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', 'tom@klant.nl')).execute()).length).toBe(1);
     const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', draftId).executeTakeFirstOrThrow();
-    expect(draft).toMatchObject({ status: 'claimed', claimed_user_id: existing.userId, claimed_connection_id: null });
+    expect(draft).toMatchObject({ status: 'claimed', claimed_user_id: existing.userId, claimed_connection_id: conn.id, postal_code: '3511 AB', ean_code: ean });
+    // opened again: 410, and still the honest next step with the same signing link
+    const again = await page.goto(url + '?locale=en');
+    expect(again?.status()).toBe(410);
+    expect(await page.locator('#next-sign').count()).toBe(1);
     await page.close();
   });
 
@@ -134,11 +153,13 @@ describe('claim page in Chromium', () => {
 
 describe('claim confirmation (HTTP)', () => {
   it('two simultaneous confirmations create one user and one account: the other gets 410', async () => {
-    const { url, draftId } = await draftFor({ name: 'Gijs', email: 'gijs@klant.nl' });
+    const ean = anEan();
+    await registerEans(svc.deps, [{ ean_code: ean, postal_code: '1017CT', house_number: '21' }]);
+    const { url, draftId } = await draftFor({ name: 'Gijs', email: 'gijs@klant.nl', postal_code: '1017CT', house_number: '21', city: 'Amsterdam' });
     const path = `/claim/${tokenOf(url)}`;
     const [a, b] = await Promise.all([
-      svc.app.inject({ method: 'POST', url: path, payload: {} }),
-      svc.app.inject({ method: 'POST', url: path, payload: {} }),
+      svc.app.inject({ method: 'POST', url: path, payload: { street: 'Herengracht' } }),
+      svc.app.inject({ method: 'POST', url: path, payload: { street: 'Herengracht' } }),
     ]);
     expect([a.statusCode, b.statusCode].sort()).toEqual([200, 410]);
     expect(await countUsers('gijs@klant.nl')).toBe(1);

@@ -8,6 +8,7 @@ import type { SuppressionReason } from '../../db/tables/partner.ts';
 import { DomainError } from '../errors.ts';
 import { validEmail } from '../../lib/email.ts';
 import { isoUtc as iso } from '../../lib/time.ts';
+import { operatorFooterText, type OperatorIdentity } from '../../lib/operator.ts';
 
 export interface QueuedMessage {
   to: string;
@@ -23,8 +24,12 @@ export const newUnsubscribeToken = (): string => crypto.randomBytes(18).toString
 
 export const unsubscribeUrl = (deps: Deps, token: string): string => `${deps.config.PUBLIC_BASE_URL}/unsubscribe/${token}`;
 
-/** Queue messages in one multi-row insert (db may be a transaction). */
-export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[]): Promise<void> {
+/**
+ * Queue messages in one multi-row insert (db may be a transaction). Every e-mail leaves through here, so here each
+ * body gets the operator's footer (C7.3: name, address, KvK, support address, privacy page).
+ */
+export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[], operator: OperatorIdentity): Promise<void> {
+  const footer = operatorFooterText(operator);
   for (let i = 0; i < messages.length; i += 500) {
     const chunk = messages.slice(i, i + 500);
     await db
@@ -33,7 +38,7 @@ export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[]
         chunk.map((m) => ({
           to_email: m.to,
           subject: m.subject,
-          body: m.body,
+          body: `${m.body}\n\n${footer}`,
           kind: m.kind ?? 'claim_invite',
           draft_id: m.draftId ?? null,
           unsubscribe_token: m.unsubscribeToken,

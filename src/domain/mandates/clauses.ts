@@ -45,7 +45,10 @@ export interface ClauseFacts {
 
 export function renderClause(version: string, locale: Locale, facts: ClauseFacts): string {
   const v = CLAUSES[version] ?? CLAUSES[CURRENT_CLAUSE_VERSION]!;
-  return v[locale].replace(/\{(operator|holder|ean|address)\}/g, (_, k: keyof ClauseFacts) => facts[k]);
+  // C7.3: a value that ends a sentence with its own period ("ERE Gateway B.V.") takes the sentence's period
+  return v[locale].replace(/\{(operator|holder|ean|address)\}(\.?)/g, (_, k: keyof ClauseFacts, dot: string) =>
+    dot && /[.!?]$/.test(facts[k]) ? facts[k] : facts[k] + dot,
+  );
 }
 
 export const sha256 = (text: string): string => crypto.createHash('sha256').update(text, 'utf8').digest('hex');

@@ -15,7 +15,8 @@ import { createUser } from '../credentials/tokens.ts';
 import { isDomainError } from '../errors.ts';
 import { hashSecret } from '../../lib/secrets.ts';
 import { looksLikeClaimToken } from './tokens.ts';
-import { validEan } from './validate.ts';
+import { validEan, validHouseNumber, validPostalCode } from './validate.ts';
+import { lookupDraftEan } from './ean-lookup.ts';
 
 export type Draft = Selectable<PartnerDraftsTable> & { partner_name: string };
 
@@ -38,33 +39,78 @@ export interface ClaimForm {
   street?: string | undefined;
   city?: string | undefined;
   ean?: string | undefined;
+  /** asked only when the draft has no address (issue 14 item 5) */
+  postal_code?: string | undefined;
+  house_number?: string | undefined;
+  house_number_addition?: string | undefined;
 }
 
 export type ClaimOutcome =
   | { state: 'not_found' }
   | { state: 'claimed' }
-  | { state: 'invalid'; draft: Draft; code: string; message: string }
-  | { state: 'done'; draft: Draft; userId: string; accountId: string; connectionId: string | null; mandateUrl: string | null };
+  | { state: 'invalid'; draft: Draft; code: string; message: string; eanCandidates?: string[] }
+  | { state: 'done'; draft: Draft; userId: string; accountId: string; connectionId: string | null; next: NextStep };
+
+/** What the customer still has to do after the claim (issue 14 item 5: never "nothing more to do" while unsigned). */
+export type NextStep = { kind: 'sign'; url: string } | { kind: 'signed' } | { kind: 'contact' };
+
+/**
+ * The machtiging of the claimed connection: unsigned → its signing link (the open one, or a new one); signed → done;
+ * no connection, or no link to be had → the customer is told to contact the operator.
+ */
+export async function nextStepAfterClaim(deps: Deps, connectionId: string | null, locale: Locale): Promise<NextStep> {
+  if (!connectionId) return { kind: 'contact' };
+  try {
+    return { kind: 'sign', url: (await issueMandateLink(deps, { connectionId, locale })).url };
+  } catch (err) {
+    if (isDomainError(err) && err.code === 'mandate_already_active') return { kind: 'signed' };
+    deps.logger.error({ err, connectionId }, 'claim: signing link could not be issued');
+    return { kind: 'contact' };
+  }
+}
 
 export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, locale: Locale): Promise<ClaimOutcome> {
   const found = await findClaim(deps, token);
   if (found.state !== 'open') return found.state === 'not_found' ? found : { state: 'claimed' };
-  const d = found.draft;
+  let d = found.draft;
+  const invalid = (code: string, message: string, eanCandidates?: string[]): ClaimOutcome => ({
+    state: 'invalid',
+    draft: found.draft,
+    code,
+    message,
+    ...(eanCandidates ? { eanCandidates } : {}),
+  });
 
-  // what the connection would be: the draft's EAN, or the one the customer picks or enters
+  // issue 14 item 5: a draft without an address asks for it, checked with the upload's Dutch rules
+  const addressAsked = !(d.postal_code && d.house_number);
+  if (addressAsked) {
+    if (!form.postal_code?.trim() || !form.house_number?.trim()) return invalid('address_required', 'postal_code');
+    const postalCode = validPostalCode(form.postal_code);
+    if (!postalCode) return invalid('invalid_postal_code', 'postal_code');
+    const house = validHouseNumber(form.house_number, form.house_number_addition);
+    if (!house) return invalid('invalid_house_number', 'house_number');
+    d = { ...d, postal_code: postalCode, ...house };
+  }
+
+  // what the connection will be: the draft's EAN, or the one the customer picks or enters, or the register's
   let ean = d.ean_code;
   const entered = form.ean?.trim();
   if (!ean && entered) {
     ean = validEan(entered);
     const candidates = d.ean_candidates;
-    if (!ean || (d.ean_status === 'candidates' && !candidates.includes(ean))) {
-      return { state: 'invalid', draft: d, code: 'invalid_ean', message: 'ean' };
-    }
+    if (!ean || (!addressAsked && d.ean_status === 'candidates' && !candidates.includes(ean))) return invalid('invalid_ean', 'ean');
   }
+  if (!ean && addressAsked) {
+    const found = await lookupDraftEan(deps, null, { postal_code: d.postal_code!, house_number: d.house_number!, house_number_addition: d.house_number_addition });
+    if (found.ean_status === 'resolved') ean = found.ean_code;
+    else if (found.ean_status === 'candidates') return invalid('ean_choose', 'ean', found.ean_candidates);
+  }
+  // without an EAN no machtiging can be signed: ask for it rather than end with nothing to do (issue 14 item 5)
+  if (!ean) return invalid('ean_required', 'ean');
   const street = form.street?.trim().slice(0, 120) || null;
   const city = form.city?.trim().slice(0, 120) || d.city;
   const withConnection = !!(ean && d.postal_code && d.house_number);
-  if (withConnection && (!street || !city)) return { state: 'invalid', draft: d, code: 'address_required', message: 'street' };
+  if (withConnection && (!street || !city)) return invalid('address_required', 'street');
 
   let done: { userId: string; accountId: string; connectionId: string | null } | null;
   try {
@@ -83,15 +129,8 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   if (!done) return { state: 'claimed' };
   const { userId, accountId, connectionId } = done;
 
-  let mandateUrl: string | null = null;
-  if (connectionId) {
-    try {
-      mandateUrl = (await issueMandateLink(deps, { connectionId, locale })).url;
-    } catch (err) {
-      deps.logger.error({ err, draftId: d.id }, 'claim: signing link could not be issued');
-    }
-  }
-  return { state: 'done', draft: { ...d, status: 'claimed' }, userId, accountId, connectionId, mandateUrl };
+  const next = await nextStepAfterClaim(deps, connectionId, locale);
+  return { state: 'done', draft: { ...d, status: 'claimed' }, userId, accountId, connectionId, next };
 }
 
 /** The claim's writes, all on the claim's transaction (tdeps.db): user, account (and connection), charger, draft. */
@@ -168,6 +207,8 @@ async function claimInTransaction(
       claimed_account_id: accountId,
       claimed_connection_id: connectionId,
       ...(c.ean && !d.ean_code ? { ean_code: c.ean, ean_status: 'resolved' as const } : {}),
+      // the address the customer gave on the claim page (issue 14 item 5)
+      ...(c.withConnection ? { postal_code: d.postal_code, house_number: d.house_number, house_number_addition: d.house_number_addition, city: c.city } : {}),
     })
     .where('id', '=', d.id)
     .execute();

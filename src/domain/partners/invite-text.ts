@@ -1,6 +1,8 @@
-// C3.5: the invite e-mail with the claim link (Dutch first, English below: the row carries no locale).
+// C3.5: the invite e-mail with the claim link (Dutch first, English below: the row carries no locale). The
+// operator's footer is added where every e-mail is queued (invites/outbox.ts, C7.3).
 import type { Deps } from '../../deps.ts';
 import { unsubscribeUrl } from '../invites/outbox.ts';
+import { endSentence } from '../../lib/operator.ts';
 
 export function inviteMessage(
   deps: Deps,
@@ -18,7 +20,7 @@ export function inviteMessage(
     '',
     'Daarna ondertekent u de machtiging.',
     '',
-    `Dear ${m.name}, ${m.partnerName} pre-registered you with ${operator}. Review and confirm your details at the link above: ${m.claimUrl}?locale=en`,
+    `Dear ${m.name}, ${endSentence(`${m.partnerName} pre-registered you with ${operator}`)} Review and confirm your details at the link above: ${m.claimUrl}?locale=en`,
     '',
     `Geen e-mail meer ontvangen? / Unsubscribe: ${unsubscribeUrl(deps, m.unsubscribeToken)}`,
   ].join('\n');

@@ -12,6 +12,7 @@ import { candidateCount, lookupDraftEan, type EanLookupResult } from './ean-look
 import { loadFacts, openDraftEmails, type RowFacts } from './facts.ts';
 import type { RawRow } from './fields.ts';
 import { inviteMessage } from './invite-text.ts';
+import { operatorOf } from '../../lib/operator.ts';
 import { prepareRow, SKIP_REASONS, type Candidate, type SkipReason } from './rows.ts';
 import { newClaimToken, claimUrl } from './tokens.ts';
 import { hashSecret } from '../../lib/secrets.ts';
@@ -266,7 +267,7 @@ async function insertUnderCap(
         unsubscribeToken,
       };
     });
-    await queueMessages(trx, now, messages);
+    await queueMessages(trx, now, messages, operatorOf(deps.config));
   }
 
   return {

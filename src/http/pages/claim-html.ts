@@ -1,30 +1,42 @@
-// Server-rendered HTML of the claim page (C3.4, C6.7) and the unsubscribe page (C3.5): no JavaScript,
-// Dutch by default, English with locale=en.
-import type { Draft } from '../../domain/partners/claim.ts';
+// Server-rendered HTML of the claim page (C3.4, C6.7) and the unsubscribe page (C3.5): no JavaScript, Dutch by
+// default, English with locale=en, every value translated. The signing page's stylesheet and operator footer
+// (page-kit.ts, C7.3). Issue 14 item 5: a draft without an address asks for it, and the page after confirming says
+// what is still to do (the machtiging to sign, with its link) instead of "nothing more to do".
+import type { Draft, NextStep } from '../../domain/partners/claim.ts';
+import { endSentence, type OperatorIdentity } from '../../lib/operator.ts';
+import { esc, pageHtml } from './page-kit.ts';
 
 export type Locale = 'nl' | 'en';
-
-const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const T = {
   nl: {
     title: 'Uw aanmelding bevestigen',
-    intro: (p: string, op: string) => `${p} heeft u aangemeld bij ${op}. Controleer uw gegevens en bevestig de aanmelding; daarna ondertekent u de machtiging.`,
+    intro: (p: string, op: string) => `${endSentence(`${p} heeft u aangemeld bij ${op}`)} Controleer uw gegevens en bevestig de aanmelding; daarna ondertekent u de machtiging.`,
     name: 'Naam', email: 'E-mailadres', type: 'Soort', company: 'Bedrijf', kvk: 'KvK-nummer', btw: 'Btw-nummer',
     address: 'Adres', ean: 'EAN-code', charger: 'Laadpaal', chargerYes: 'gekoppeld door uw installateur',
-    street: 'Straat', city: 'Plaats', pickEan: 'Kies uw EAN-code', enterEan: 'EAN-code (18 cijfers, optioneel)',
-    eanUnknown: 'nog niet bekend', eanPending: 'wordt opgezocht',
+    types: { particulier: 'particulier', zakelijk: 'zakelijk', vve: 'VvE (vereniging van eigenaren)' } as Record<string, string>,
+    askAddress: 'We hebben het adres van uw aansluiting nog niet. Vul het adres in waar de laadpaal staat.',
+    postalCode: 'Postcode', houseNumber: 'Huisnummer', addition: 'Toevoeging (optioneel)',
+    street: 'Straat', city: 'Plaats', pickEan: 'Kies uw EAN-code', enterEan: 'EAN-code (18 cijfers, staat op uw energierekening)',
+    eanUnknown: 'nog niet bekend', eanPending: 'wordt opgezocht', eanChoose: 'kies hieronder',
     confirm: 'Aanmelding bevestigen',
     doneTitle: 'Uw account is aangemaakt',
     doneBody: 'Uw aanmelding is bevestigd en uw account is aangemaakt.',
+    signTitle: 'Nog één stap: de machtiging ondertekenen',
+    signBody: 'De machtiging is nog niet ondertekend. Zonder machtiging kunnen we de laadenergie van uw aansluiting niet als ERE registreren.',
     sign: 'Machtiging ondertekenen',
-    noConnection: 'Zodra uw EAN-code en adres bekend zijn, kunt u de machtiging ondertekenen.',
+    signed: 'De machtiging is ondertekend. U hoeft niets meer te doen.',
+    contact: (mail: string | null) =>
+      `De machtiging kan nog niet worden ondertekend. ${mail ? `Mail ons op ${mail}, dan helpen we u verder.` : 'Neem contact met ons op, dan helpen we u verder.'}`,
     notFoundTitle: 'Link niet gevonden', notFoundBody: 'Deze link is onbekend of onvolledig. Controleer de link in uw e-mail.',
-    claimedTitle: 'Al bevestigd', claimedBody: 'Deze aanmelding is al bevestigd. U hoeft niets meer te doen.',
+    claimedTitle: 'Al bevestigd', claimedBody: 'Deze aanmelding is al bevestigd.',
     errors: {
-      address_required: 'Vul de straat en plaats in.',
+      address_required: 'Vul het adres volledig in.',
+      invalid_postal_code: 'Deze postcode is ongeldig; schrijf haar als 1234 AB.',
+      invalid_house_number: 'Dit huisnummer is ongeldig; schrijf het als 12, 12A of 12-2.',
       invalid_ean: 'Deze EAN-code is ongeldig of hoort niet bij uw adres.',
+      ean_required: 'Vul uw EAN-code in: zonder EAN-code kunt u de machtiging niet ondertekenen.',
+      ean_choose: 'Op dit adres zijn meerdere aansluitingen. Kies uw EAN-code.',
       ean_in_use: 'Deze EAN-code is al geregistreerd.',
       ean_address_mismatch: 'Deze EAN-code hoort volgens het register niet bij uw adres.',
       ean_not_dutch: 'Deze EAN-code is geen Nederlandse aansluiting.',
@@ -36,21 +48,32 @@ const T = {
   },
   en: {
     title: 'Confirm your registration',
-    intro: (p: string, op: string) => `${p} pre-registered you with ${op}. Check your details and confirm; then you sign the authorisation (machtiging).`,
-    name: 'Name', email: 'E-mail address', type: 'Type', company: 'Company', kvk: 'KvK number', btw: 'VAT number',
+    intro: (p: string, op: string) => `${endSentence(`${p} pre-registered you with ${op}`)} Check your details and confirm; then you sign the authorisation (machtiging).`,
+    name: 'Name', email: 'E-mail address', type: 'Type', company: 'Company', kvk: 'KvK number (Chamber of Commerce)', btw: 'VAT number',
     address: 'Address', ean: 'EAN code', charger: 'Charger', chargerYes: 'coupled by your installer',
-    street: 'Street', city: 'City', pickEan: 'Choose your EAN code', enterEan: 'EAN code (18 digits, optional)',
-    eanUnknown: 'not known yet', eanPending: 'being looked up',
+    types: { particulier: 'private', zakelijk: 'business', vve: "homeowners' association (VvE)" } as Record<string, string>,
+    askAddress: 'We do not have the address of your connection yet. Enter the address where the charger is.',
+    postalCode: 'Postal code', houseNumber: 'House number', addition: 'Addition (optional)',
+    street: 'Street', city: 'City', pickEan: 'Choose your EAN code', enterEan: 'EAN code (18 digits, on your energy bill)',
+    eanUnknown: 'not known yet', eanPending: 'being looked up', eanChoose: 'choose below',
     confirm: 'Confirm registration',
     doneTitle: 'Your account has been created',
     doneBody: 'Your registration is confirmed and your account has been created.',
+    signTitle: 'One more step: sign the authorisation',
+    signBody: 'The authorisation (machtiging) is not signed yet. Without it we cannot register the charging energy of your connection as ERE.',
     sign: 'Sign the authorisation',
-    noConnection: 'Once your EAN code and address are known you can sign the authorisation.',
+    signed: 'The authorisation is signed. Nothing else is needed.',
+    contact: (mail: string | null) =>
+      `The authorisation cannot be signed yet. ${mail ? `E-mail us at ${mail} and we will help you further.` : 'Contact us and we will help you further.'}`,
     notFoundTitle: 'Link not found', notFoundBody: 'This link is unknown or incomplete. Check the link in your e-mail.',
-    claimedTitle: 'Already confirmed', claimedBody: 'This registration has already been confirmed. Nothing else is needed.',
+    claimedTitle: 'Already confirmed', claimedBody: 'This registration has already been confirmed.',
     errors: {
-      address_required: 'Enter the street and city.',
+      address_required: 'Fill in the full address.',
+      invalid_postal_code: 'This postal code is not valid; write it as 1234 AB.',
+      invalid_house_number: 'This house number is not valid; write it as 12, 12A or 12-2.',
       invalid_ean: 'This EAN code is invalid or does not belong to your address.',
+      ean_required: 'Enter your EAN code: without it you cannot sign the authorisation.',
+      ean_choose: 'There are several connections at this address. Choose your EAN code.',
       ean_in_use: 'This EAN code is already registered.',
       ean_address_mismatch: 'According to the register this EAN code does not belong to your address.',
       ean_not_dutch: 'This EAN code is not a Dutch connection.',
@@ -62,23 +85,29 @@ const T = {
   },
 };
 
-function layout(lc: Locale, title: string, body: string, otherHref?: string): string {
+function layout(lc: Locale, title: string, body: string, op: OperatorIdentity, otherHref?: string): string {
   const switcher = otherHref ? `<p class="lang"><a href="${esc(otherHref)}" hreflang="${lc === 'nl' ? 'en' : 'nl'}">${T[lc].other}</a></p>` : '';
-  return `<!doctype html>
-<html lang="${lc}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${esc(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dt{font-weight:600}label{display:block;margin:.8rem 0 .2rem}
-input,select{font-size:1rem;padding:.3rem;width:100%;max-width:24rem}button,.button{font-size:1rem;padding:.5rem 1rem;margin-top:1rem}
-.error{color:#a00;font-weight:600}.lang{float:right}</style></head>
-<body>${switcher}<h1>${esc(title)}</h1>${body}</body></html>`;
+  return pageHtml(lc, title, `${switcher}<h1>${esc(title)}</h1>${body}`, op);
 }
 
-export function messagePage(lc: Locale, kind: 'not_found' | 'claimed'): string {
+/** issue 14 item 5: the next step, told as it is. */
+function nextStepHtml(lc: Locale, next: NextStep, op: OperatorIdentity): string {
+  const t = T[lc];
+  switch (next.kind) {
+    case 'sign':
+      return `<section class="next" id="next-sign"><h2>${t.signTitle}</h2><p>${t.signBody}</p><p><a class="button" id="sign" href="${esc(next.url)}">${t.sign}</a></p></section>`;
+    case 'signed':
+      return `<p class="next" id="next-signed">${t.signed}</p>`;
+    case 'contact':
+      return `<p class="next" id="next-contact">${esc(t.contact(op.supportEmail))}</p>`;
+  }
+}
+
+export function messagePage(lc: Locale, kind: 'not_found' | 'claimed', op: OperatorIdentity, next?: NextStep): string {
   const t = T[lc];
   return kind === 'not_found'
-    ? layout(lc, t.notFoundTitle, `<p id="message">${t.notFoundBody}</p>`)
-    : layout(lc, t.claimedTitle, `<p id="message">${t.claimedBody}</p>`);
+    ? layout(lc, t.notFoundTitle, `<p id="message">${t.notFoundBody}</p>`, op)
+    : layout(lc, t.claimedTitle, `<p id="message">${t.claimedBody}</p>${next ? nextStepHtml(lc, next, op) : ''}`, op);
 }
 
 function addressOf(d: Draft): string | null {
@@ -90,58 +119,68 @@ function addressOf(d: Draft): string | null {
 export interface FormState {
   action: string;
   otherHref: string;
-  operator: string;
+  op: OperatorIdentity;
   locale: Locale;
   errorCode?: string;
   street?: string;
   city?: string;
+  postal_code?: string;
+  house_number?: string;
+  house_number_addition?: string;
+  /** EANs the register lists at the address the customer entered */
+  eanCandidates?: string[];
 }
+
+const input = (id: string, label: string, value: string, attrs: string) =>
+  `<label for="${id}">${label}</label><input id="${id}" name="${id}" value="${esc(value)}" ${attrs}>`;
 
 export function claimFormPage(d: Draft, s: FormState): string {
   const t = T[s.locale];
   const row = (k: string, v: string | null | undefined, id: string) => (v ? `<dt>${k}</dt><dd id="${id}">${esc(v)}</dd>` : '');
   const address = addressOf(d);
-  const eanText =
-    d.ean_code ?? (d.ean_status === 'pending' ? t.eanPending : d.ean_status === 'candidates' ? null : t.eanUnknown);
-  const details = `<dl>${row(t.name, d.name, 'draft-name')}${row(t.email, d.email, 'draft-email')}${row(t.type, d.type, 'draft-type')}
+  const candidates = !d.ean_code && s.eanCandidates?.length ? s.eanCandidates : !d.ean_code && d.ean_status === 'candidates' ? d.ean_candidates : [];
+  const eanText = d.ean_code ?? (candidates.length ? t.eanChoose : d.ean_status === 'pending' ? t.eanPending : t.eanUnknown);
+  const details = `<dl>${row(t.name, d.name, 'draft-name')}${row(t.email, d.email, 'draft-email')}${row(t.type, t.types[d.type] ?? d.type, 'draft-type')}
 ${row(t.company, d.company_name, 'draft-company')}${row(t.kvk, d.kvk, 'draft-kvk')}${row(t.btw, d.btw, 'draft-btw')}
 ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${d.charger_id ? row(t.charger, t.chargerYes, 'draft-charger') : ''}</dl>`;
 
   let fields = '';
-  if (address) {
-    fields += `<label for="street">${t.street}</label><input id="street" name="street" autocomplete="address-line1" maxlength="120" value="${esc(s.street ?? '')}"${d.ean_code ? ' required' : ''}>`;
-    fields += `<label for="city">${t.city}</label><input id="city" name="city" autocomplete="address-level2" maxlength="120" value="${esc(s.city ?? d.city ?? '')}"${d.ean_code ? ' required' : ''}>`;
-    if (!d.ean_code && d.ean_status === 'candidates') {
-      const opts = d.ean_candidates.map((e) => `<option value="${esc(e)}">${esc(e)}</option>`).join('');
-      fields += `<label for="ean">${t.pickEan}</label><select id="ean" name="ean">${opts}</select>`;
-    } else if (!d.ean_code) {
-      fields += `<label for="ean">${t.enterEan}</label><input id="ean" name="ean" inputmode="numeric" pattern="[0-9 ]{18,24}">`;
-    }
+  if (!address) {
+    fields += `<p id="ask-address">${t.askAddress}</p>`;
+    fields += input('postal_code', t.postalCode, s.postal_code ?? '', 'autocomplete="postal-code" maxlength="7" required');
+    fields += input('house_number', t.houseNumber, s.house_number ?? '', 'maxlength="12" required');
+    fields += input('house_number_addition', t.addition, s.house_number_addition ?? '', 'maxlength="6"');
+  }
+  fields += input('street', t.street, s.street ?? '', 'autocomplete="address-line1" maxlength="120" required');
+  fields += input('city', t.city, s.city ?? d.city ?? '', 'autocomplete="address-level2" maxlength="120" required');
+  if (candidates.length) {
+    const opts = candidates.map((e) => `<option value="${esc(e)}">${esc(e)}</option>`).join('');
+    fields += `<label for="ean">${t.pickEan}</label><select id="ean" name="ean">${opts}</select>`;
+  } else if (!d.ean_code) {
+    // without an address the register may still find the EAN, so it is asked for only when it cannot
+    fields += input('ean', t.enterEan, '', `inputmode="numeric" pattern="[0-9 ]{18,24}"${address ? ' required' : ''}`);
   }
   const error = s.errorCode ? `<p class="error" id="error" role="alert">${esc(t.errors[s.errorCode] ?? t.errorGeneric)}</p>` : '';
-  const body = `<p>${esc(t.intro(d.partner_name, s.operator))}</p>${details}${error}
+  const body = `<p>${esc(t.intro(d.partner_name, s.op.name))}</p>${details}${error}
 <form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${fields}
-<button type="submit" id="confirm">${t.confirm}</button></form>`;
-  return layout(s.locale, t.title, body, s.otherHref);
+<p><button type="submit" id="confirm">${t.confirm}</button></p></form>`;
+  return layout(s.locale, t.title, body, s.op, s.otherHref);
 }
 
-export function claimDonePage(lc: Locale, mandateUrl: string | null): string {
+export function claimDonePage(lc: Locale, next: NextStep, op: OperatorIdentity): string {
   const t = T[lc];
-  const next = mandateUrl
-    ? `<p><a class="button" id="sign" href="${esc(mandateUrl)}">${t.sign}</a></p>`
-    : `<p id="no-connection">${t.noConnection}</p>`;
-  return layout(lc, t.doneTitle, `<p id="message">${t.doneBody}</p>${next}`);
+  return layout(lc, t.doneTitle, `<p id="message">${t.doneBody}</p>${nextStepHtml(lc, next, op)}`, op);
 }
 
-export function unsubscribePage(lc: Locale, email: string, action: string): string {
+export function unsubscribePage(lc: Locale, email: string, action: string, op: OperatorIdentity): string {
   const t = T[lc];
-  return layout(lc, t.unsubTitle, `<p>${esc(t.unsubBody(email))}</p><form method="post" action="${esc(action)}"><button type="submit" id="unsubscribe">${t.unsubButton}</button></form>`);
+  return layout(lc, t.unsubTitle, `<p>${esc(t.unsubBody(email))}</p><form method="post" action="${esc(action)}"><p><button type="submit" id="unsubscribe">${t.unsubButton}</button></p></form>`, op);
 }
 
-export function unsubscribedPage(lc: Locale): string {
-  return layout(lc, T[lc].unsubTitle, `<p id="message">${T[lc].unsubDone}</p>`);
+export function unsubscribedPage(lc: Locale, op: OperatorIdentity): string {
+  return layout(lc, T[lc].unsubTitle, `<p id="message">${T[lc].unsubDone}</p>`, op);
 }
 
-export function unsubscribeNotFoundPage(lc: Locale): string {
-  return layout(lc, T[lc].notFoundTitle, `<p id="message">${T[lc].notFoundBody}</p>`);
+export function unsubscribeNotFoundPage(lc: Locale, op: OperatorIdentity): string {
+  return layout(lc, T[lc].notFoundTitle, `<p id="message">${T[lc].notFoundBody}</p>`, op);
 }

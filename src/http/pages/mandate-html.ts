@@ -1,8 +1,8 @@
 // Server-rendered HTML of the signing page (C2.3): no JavaScript, Dutch by default, English with locale=en.
 import type { Locale, SigningFacts } from '../../domain/mandates/index.ts';
-
-const esc = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
+import type { OperatorIdentity } from '../../lib/operator.ts';
+import { esc, pageHtml } from './page-kit.ts';
 
 const T = {
   nl: {
@@ -21,7 +21,7 @@ const T = {
     errName: 'Vul uw volledige naam in.',
     errConsent: 'Vink aan dat u de machtiging geeft.',
     signedTitle: 'Machtiging ondertekend',
-    signedBody: (at: string) => `De machtiging is ondertekend op ${at} (UTC). U kunt dit venster sluiten.`,
+    signedBody: (at: string) => `De machtiging is ondertekend op ${at}. U kunt dit venster sluiten.`,
     back: 'Terug naar de aanvrager',
     staleTitle: 'De gegevens zijn gewijzigd',
     staleBody: 'De gegevens van deze aansluiting zijn gewijzigd nadat u de pagina opende. Er is niets vastgelegd. Laad de pagina opnieuw en lees de tekst nog eens.',
@@ -52,7 +52,7 @@ const T = {
     errName: 'Enter your full name.',
     errConsent: 'Tick the box to give the authorisation.',
     signedTitle: 'Authorisation signed',
-    signedBody: (at: string) => `The authorisation was signed at ${at} (UTC). You can close this window.`,
+    signedBody: (at: string) => `The authorisation was signed on ${at}. You can close this window.`,
     back: 'Back to the requester',
     staleTitle: 'The details have changed',
     staleBody: 'The details of this connection changed after you opened the page. Nothing was recorded. Reload the page and read the text again.',
@@ -69,38 +69,19 @@ const T = {
   },
 } as const;
 
-function layout(locale: Locale, title: string, body: string): string {
-  return `<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${esc(title)}</title>
-<style>
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#1d2733;line-height:1.5}
-h1{font-size:1.5rem}dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}
-.clause{border:1px solid #c5ccd6;border-radius:6px;padding:1rem;background:#f7f9fb;white-space:pre-wrap}
-.meta{font-size:.85rem;color:#53606f;word-break:break-all}.error{color:#a4001c;font-weight:600}
-label{display:block;margin:.75rem 0 .25rem}input[type=text]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
-button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem}.lang{float:right}
-</style>
-</head>
-<body>
-${body}
-</body>
-</html>`;
-}
+/** C7.3: an instant as the customer reads it (Amsterdam time, the zone named). */
+const when = (iso: string, locale: Locale): string => humanAmsterdam(new Date(iso), locale);
 
 export function formPage(
   f: SigningFacts,
   action: string,
   opts: { errors?: Array<'name' | 'consent'>; name?: string; otherLocaleHref: string },
+  op: OperatorIdentity,
 ): string {
   const t = T[f.locale];
   const errs = opts.errors ?? [];
   const name = opts.name ?? f.signatoryName;
-  return layout(
+  return pageHtml(
     f.locale,
     t.title,
     `<a class="lang" href="${esc(opts.otherLocaleHref)}">${t.other}</a>
@@ -125,26 +106,28 @@ ${errs.includes('consent') ? `<p class="error" id="error-consent">${t.errConsent
 <label><input type="checkbox" id="consent" name="consent" value="yes" required> ${t.consent}</label>
 <button type="submit" id="sign">${t.sign}</button>
 </form>
-<p class="meta">${t.expires} ${esc(f.expiresAt.replace('T', ' ').replace('Z', ' UTC'))}</p>`,
+<p class="meta" id="expires">${t.expires} ${esc(when(f.expiresAt, f.locale))}</p>`,
+    op,
   );
 }
 
-export function signedPage(locale: Locale, signedAt: string | null, returnUrl: string | null): string {
+export function signedPage(locale: Locale, signedAt: string | null, returnUrl: string | null, op: OperatorIdentity): string {
   const t = T[locale];
-  const at = (signedAt ?? '').replace('T', ' ').replace('Z', '');
-  return layout(
+  const at = signedAt ? when(signedAt, locale) : '';
+  return pageHtml(
     locale,
     t.signedTitle,
-    `<h1 id="signed">${t.signedTitle}</h1><p>${esc(t.signedBody(at))}</p>${returnUrl ? `<p><a href="${esc(returnUrl)}">${t.back}</a></p>` : ''}`,
+    `<h1 id="signed">${t.signedTitle}</h1><p id="signed-at">${esc(t.signedBody(at))}</p>${returnUrl ? `<p><a href="${esc(returnUrl)}">${t.back}</a></p>` : ''}`,
+    op,
   );
 }
 
-export function stalePage(locale: Locale, href: string): string {
+export function stalePage(locale: Locale, href: string, op: OperatorIdentity): string {
   const t = T[locale];
-  return layout(locale, t.staleTitle, `<h1>${t.staleTitle}</h1><p>${t.staleBody}</p><p><a href="${esc(href)}">${t.reload}</a></p>`);
+  return pageHtml(locale, t.staleTitle, `<h1>${t.staleTitle}</h1><p>${t.staleBody}</p><p><a href="${esc(href)}">${t.reload}</a></p>`, op);
 }
 
-export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone' | 'void'): string {
+export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone' | 'void', op: OperatorIdentity): string {
   const t = T[locale];
   const texts = {
     not_found: [t.notFoundTitle, t.notFoundBody],
@@ -153,5 +136,5 @@ export function errorPage(locale: Locale, kind: 'not_found' | 'expired' | 'gone'
     void: [t.voidTitle, t.voidBody],
   } as const;
   const [title, body] = texts[kind];
-  return layout(locale, title, `<h1 id="error">${title}</h1><p>${body}</p>`);
+  return pageHtml(locale, title, `<h1 id="error">${title}</h1><p>${body}</p>`, op);
 }

@@ -6,6 +6,7 @@ import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../
 import type { RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 import { sendPage } from './send-page.ts';
+import { operatorOf, type OperatorIdentity } from '../../lib/operator.ts';
 
 const Html = z.string();
 const pageResponses = {
@@ -27,39 +28,40 @@ const originOf = (url: string | null): string | null => {
   }
 };
 
-function render(reply: FastifyReply, token: string, outcome: SignOutcome, locale: Locale | undefined, name?: string): FastifyReply {
+function render(reply: FastifyReply, op: OperatorIdentity, token: string, outcome: SignOutcome, locale: Locale | undefined, name?: string): FastifyReply {
   const self = `/mandates/${encodeURIComponent(token)}`;
   const lc: Locale = 'facts' in outcome ? outcome.facts.locale : (locale ?? 'nl');
   const other = lc === 'en' ? `${self}?locale=nl` : `${self}?locale=en`;
   switch (outcome.kind) {
     case 'not_found':
-      return send(reply, 404, errorPage(lc, 'not_found'));
+      return send(reply, 404, errorPage(lc, 'not_found', op));
     case 'expired':
-      return send(reply, 410, errorPage(lc, 'expired'));
+      return send(reply, 410, errorPage(lc, 'expired', op));
     case 'gone':
-      return send(reply, 410, errorPage(lc, 'gone'));
+      return send(reply, 410, errorPage(lc, 'gone', op));
     case 'void':
-      return send(reply, 410, errorPage(lc, 'void'));
+      return send(reply, 410, errorPage(lc, 'void', op));
     case 'form':
-      return send(reply, 200, formPage(outcome.facts, `${self}?locale=${lc}`, { otherLocaleHref: other }), originOf(outcome.facts.returnUrl));
+      return send(reply, 200, formPage(outcome.facts, `${self}?locale=${lc}`, { otherLocaleHref: other }, op), originOf(outcome.facts.returnUrl));
     case 'invalid':
       return send(
         reply,
         400,
-        formPage(outcome.facts, `${self}?locale=${lc}`, { errors: outcome.errors, ...(name !== undefined ? { name } : {}), otherLocaleHref: other }),
+        formPage(outcome.facts, `${self}?locale=${lc}`, { errors: outcome.errors, ...(name !== undefined ? { name } : {}), otherLocaleHref: other }, op),
         originOf(outcome.facts.returnUrl),
       );
     case 'stale':
-      return send(reply, 409, stalePage(lc, `${self}?locale=${lc}`));
+      return send(reply, 409, stalePage(lc, `${self}?locale=${lc}`, op));
     case 'signed':
-      return send(reply, 200, signedPage(lc, outcome.signedAt, outcome.facts.returnUrl));
+      return send(reply, 200, signedPage(lc, outcome.signedAt, outcome.facts.returnUrl, op));
     case 'just_signed':
       if (outcome.facts.returnUrl) return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(outcome.facts.returnUrl, 303);
-      return send(reply, 200, signedPage(lc, outcome.signedAt, null));
+      return send(reply, 200, signedPage(lc, outcome.signedAt, null, op));
   }
 }
 
 export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
+  const op = operatorOf(deps.config);
   app.get(
     '/mandates/:token',
     {
@@ -76,7 +78,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const locale = req.query.locale;
       const view = await loadSigningView(deps, req.params.token, locale);
-      return render(reply, req.params.token, view, locale);
+      return render(reply, op, req.params.token, view, locale);
     },
   );
 
@@ -122,7 +124,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
         ip: req.ip ?? null,
         userAgent: req.headers['user-agent'] ?? null,
       });
-      return render(reply, req.params.token, outcome, locale, req.body?.full_name);
+      return render(reply, op, req.params.token, outcome, locale, req.body?.full_name);
     },
   );
 };

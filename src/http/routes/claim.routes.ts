@@ -3,7 +3,8 @@
 // are never cached and never send a Referer.
 import { z } from 'zod';
 import type { FastifyReply } from 'fastify';
-import { confirmClaim, findClaim } from '../../domain/partners/claim.ts';
+import { confirmClaim, findClaim, nextStepAfterClaim } from '../../domain/partners/claim.ts';
+import { operatorOf } from '../../lib/operator.ts';
 import { messageByUnsubscribeToken, suppressEmail } from '../../domain/invites/index.ts';
 import { statusForCode } from '../errors.ts';
 import {
@@ -28,7 +29,13 @@ const html = {
 const send = sendPage;
 
 export const claimRoutes: RouteRegistrar = (app, deps) => {
-  const operator = deps.config.OPERATOR_NAME;
+  const op = operatorOf(deps.config);
+  /** C6.7 the 410 page of a claimed draft, with the machtiging's next step (issue 14 item 5) */
+  const claimedPage = async (lc: Locale, token: string) => {
+    const again = await findClaim(deps, token);
+    const next = again.state === 'claimed' ? await nextStepAfterClaim(deps, again.draft.claimed_connection_id, lc) : undefined;
+    return messagePage(lc, 'claimed', op, next);
+  };
 
   app.get(
     '/claim/:token',
@@ -45,13 +52,13 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const lc: Locale = req.query.locale ?? 'nl';
       const found = await findClaim(deps, req.params.token);
-      if (found.state === 'not_found') return send(reply, 404, messagePage(lc, 'not_found'));
-      if (found.state === 'claimed') return send(reply, 410, messagePage(lc, 'claimed'));
+      if (found.state === 'not_found') return send(reply, 404, messagePage(lc, 'not_found', op));
+      if (found.state === 'claimed') return send(reply, 410, await claimedPage(lc, req.params.token));
       const self = `/claim/${encodeURIComponent(req.params.token)}`;
       return send(
         reply,
         200,
-        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`, operator, locale: lc }),
+        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`, op, locale: lc }),
       );
     },
   );
@@ -67,7 +74,15 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
         params: Params,
         querystring: LocaleQuery,
         body: z
-          .object({ street: z.string().optional(), city: z.string().optional(), ean: z.string().optional(), locale: z.enum(['nl', 'en']).optional().catch(undefined) })
+          .object({
+            street: z.string().optional(),
+            city: z.string().optional(),
+            ean: z.string().optional(),
+            postal_code: z.string().optional().describe('asked when the draft has no address'),
+            house_number: z.string().optional(),
+            house_number_addition: z.string().optional(),
+            locale: z.enum(['nl', 'en']).optional().catch(undefined),
+          })
           .loose()
           .optional(),
         response: { 200: html, 400: html, 404: html, 409: html, 410: html, 422: html },
@@ -75,29 +90,30 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req, reply) => {
       const lc: Locale = req.body?.locale ?? req.query.locale ?? 'nl';
-      const form = { street: req.body?.street, city: req.body?.city, ean: req.body?.ean };
+      const b = req.body;
+      const form = { street: b?.street, city: b?.city, ean: b?.ean, postal_code: b?.postal_code, house_number: b?.house_number, house_number_addition: b?.house_number_addition };
       const out = await confirmClaim(deps, req.params.token, form, lc);
       switch (out.state) {
         case 'not_found':
-          return send(reply, 404, messagePage(lc, 'not_found'));
+          return send(reply, 404, messagePage(lc, 'not_found', op));
         case 'claimed':
-          return send(reply, 410, messagePage(lc, 'claimed'));
+          return send(reply, 410, await claimedPage(lc, req.params.token));
         case 'invalid': {
           const self = `/claim/${encodeURIComponent(req.params.token)}`;
           const page = claimFormPage(out.draft, {
             action: `${self}?locale=${lc}`,
             otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`,
-            operator,
+            op,
             locale: lc,
             errorCode: out.code,
-            ...(form.street !== undefined ? { street: form.street } : {}),
-            ...(form.city !== undefined ? { city: form.city } : {}),
+            ...(out.eanCandidates ? { eanCandidates: out.eanCandidates } : {}),
+            ...Object.fromEntries(Object.entries(form).filter(([k, v]) => v !== undefined && k !== 'ean')),
           });
           const status = statusForCode(out.code);
           return send(reply, status >= 500 ? 400 : status, page);
         }
         case 'done':
-          return send(reply, 200, claimDonePage(lc, out.mandateUrl));
+          return send(reply, 200, claimDonePage(lc, out.next, op));
       }
     },
   );
@@ -117,8 +133,8 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const lc: Locale = req.query.locale ?? 'nl';
       const m = await messageByUnsubscribeToken(deps, req.params.token);
-      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc));
-      return send(reply, 200, unsubscribePage(lc, m.to, `/unsubscribe/${encodeURIComponent(req.params.token)}?locale=${lc}`));
+      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc, op));
+      return send(reply, 200, unsubscribePage(lc, m.to, `/unsubscribe/${encodeURIComponent(req.params.token)}?locale=${lc}`, op));
     },
   );
 
@@ -137,9 +153,9 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const lc: Locale = req.query.locale ?? 'nl';
       const m = await messageByUnsubscribeToken(deps, req.params.token);
-      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc));
+      if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc, op));
       await suppressEmail(deps, { email: m.to, reason: 'unsubscribe' });
-      return send(reply, 200, unsubscribedPage(lc));
+      return send(reply, 200, unsubscribedPage(lc, op));
     },
   );
 };
