@@ -4,6 +4,7 @@
 // or DatabaseUnavailable (not the data's fault: the charger must retry, nothing is quarantined).
 import type { Deps } from '../deps.ts';
 import type { AsidePart, ChargerEvent } from '../domain/charging/events.ts';
+import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { type EventContext, handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { dbErrorReason, isDataDbError, isTransientDbError, withTransientRetry } from '../db/transient.ts';
@@ -11,6 +12,13 @@ import type { ActionAdapter } from './adapter.ts';
 import type { ConnectBatches } from './connect-batches.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
 import { type Reader, Unusable } from './tolerant.ts';
+
+/**
+ * The events whose commit can change the charger's GET /chargers item (boot closes sessions provisionally, status
+ * and transaction messages change is_charging, the session and the meter). A heartbeat that brings a silent
+ * charger back online is seen by the streams' periodic re-read.
+ */
+const CHANGES_LIVE_VIEW = new Set<ChargerEvent['kind']>(['boot', 'status', 'transaction_started', 'transaction_updated', 'transaction_ended', 'meter_values']);
 
 /** The database stayed unreachable through the retries. */
 export class DatabaseUnavailable extends Error {
@@ -61,6 +69,8 @@ export async function applyMessage(
     const outcome = await withTransientRetry(run, {
       onRetry: (err, attempt) => deps.logger.warn({ chargerId: ctx.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying'),
     });
+    // C7.1: committed; the push streams of every process re-read this charger's live view
+    if (CHANGES_LIVE_VIEW.has(event.kind)) publishChargerChanges(deps, [ctx.chargerId]);
     return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };
   } catch (err) {
     if (err instanceof UnplaceableMessage) return { kind: 'unusable', reason: err.message };

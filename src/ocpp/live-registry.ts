@@ -11,6 +11,7 @@ import {
   recordCommandOutcome,
 } from '../domain/chargers/commands.ts';
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
+import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
 import type { OcppMetrics } from './metrics.ts';
@@ -61,6 +62,7 @@ export class LiveRegistry implements CommandExecutor {
     held.queue = (this.calls.connect ? this.calls.connect.connected({ ...row, at: this.deps.clock() }) : markConnected(this.deps, chargerId, row))
       .then(() => {
         held.recorded = true;
+        publishChargerChanges(this.deps, [chargerId]); // C7.1: online (once the row is committed)
       })
       .catch((err) => this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'));
     const who = { identity: client.identity, chargerId };
@@ -98,7 +100,10 @@ export class LiveRegistry implements CommandExecutor {
       this.metrics.connected.dec({ protocol });
       // its close never clears the newer connection's state: both the map and the row are keyed by connection
       if (this.held.get(chargerId)?.connectionId === connectionId) this.held.delete(chargerId);
-      const done = held.queue.then(() => markDisconnected(this.deps, chargerId, connectionId)).catch(() => {});
+      const done = held.queue
+        .then(() => markDisconnected(this.deps, chargerId, connectionId))
+        .then(() => publishChargerChanges(this.deps, [chargerId])) // C7.1: offline
+        .catch(() => {});
       this.closing.add(done);
       void done.finally(() => this.closing.delete(done));
     });
@@ -205,9 +210,10 @@ export class LiveRegistry implements CommandExecutor {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
     for (const u of this.unsubscribe.splice(0)) u();
+    const heldIds = [...this.held.keys()];
     await Promise.all([...this.held.values()].map((h) => h.queue));
     await this.flushSeen();
     await Promise.all([...this.closing]);
-    await releaseInstance(this.deps, this.instanceId).catch(() => {});
+    await releaseInstance(this.deps, this.instanceId).then(() => publishChargerChanges(this.deps, heldIds), () => {});
   }
 }

@@ -1,5 +1,6 @@
 // Operator routes for held energy (C5.5): the sessions whose flagged steps wait for a decision, and the decision.
 import { decideSessionReview, listHeldSessions } from '../../domain/charging/review.ts';
+import { publishChargerChanges } from '../../domain/charging/charger-changes.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import { HeldSessionList, HeldSessionsQuery, ReviewedSession, SessionReviewBody, SessionReviewParams } from '../../../schemas/http/session-review.ts';
 import type { RouteRegistrar } from '../types.ts';
@@ -32,6 +33,10 @@ export const adminSessionsRoutes: RouteRegistrar = (app, deps) => {
         response: { 200: ReviewedSession, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
-    async (req) => decideSessionReview(deps, req.params.session_id, req.body.decision),
+    async (req) => {
+      const decided = await decideSessionReview(deps, req.params.session_id, req.body.decision);
+      publishChargerChanges(deps, [decided.charger_id]); // C7.1: the session's review shows on the streams
+      return decided;
+    },
   );
 };
