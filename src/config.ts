@@ -165,6 +165,9 @@ export const configSchema = z.object({
   // meter_readings is partitioned by month; the `partitions` job keeps this many months ahead created
   PARTITION_AHEAD_MONTHS: int(3, 1),
   PARTITION_CRON: cron('15 1 * * *'),
+  // C7.1 GET /chargers/stream: open streams per personal token (held across processes), and the keep-alive comment
+  STREAM_MAX_PER_TOKEN: int(5, 1),
+  STREAM_KEEPALIVE_SECONDS: int(15, 1),
 
   // C4.7, C5: energy and ERE
   ENERGY_AGGREGATE_CRON: cron('*/15 * * * *'),

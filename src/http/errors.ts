@@ -85,6 +85,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   // C5.5 held energy (admin API): a session's review
   session_not_found: 404,
   session_not_held: 409,
+  // C7.1 GET /chargers/stream: the token already holds STREAM_MAX_PER_TOKEN open streams
+  too_many_streams: 429,
   // issue 14 item 3: an owner's start and stop (charging/remote-control.ts)
   session_not_active: 409,
   id_token_refused: 409,

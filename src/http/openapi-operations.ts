@@ -39,6 +39,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /partner/drafts/import': 'importPartnerDrafts',
   // Personal API
   'GET /chargers': 'listMyChargers',
+  'GET /chargers/stream': 'streamMyChargers',
   'POST /chargers': 'registerMyCharger',
   'GET /sessions': 'listMySessions',
   'GET /energy': 'getMyEnergy',

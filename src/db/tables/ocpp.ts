@@ -83,4 +83,13 @@ export interface OcppTables {
   ocpp_id_tokens: OcppIdTokensTable;
   ocpp_quarantine: OcppQuarantineTable;
   ocpp_commands: OcppCommandsTable;
+  charger_streams: ChargerStreamsTable;
+}
+
+/** C7.1 open push streams per personal token, across processes (migrations/0059_charger_streams.sql) */
+export interface ChargerStreamsTable {
+  id: Generated<string>;
+  token_id: string;
+  opened_at: Generated<Date>;
+  expires_at: Timestamp;
 }

@@ -53,7 +53,8 @@ function visibleChargers(deps: Deps, userId: string) {
     );
 }
 
-export async function listChargerItems(deps: Deps, userId: string, onlyId?: string): Promise<ChargerItem[]> {
+/** The user's charger items; `only` narrows to one charger or a set of them (the push stream, C7.1). */
+export async function listChargerItems(deps: Deps, userId: string, only?: string | string[]): Promise<ChargerItem[]> {
   let q = visibleChargers(deps, userId)
     .leftJoin('ocpp_chargers', 'ocpp_chargers.charger_id', 'chargers.id')
     .select([
@@ -85,7 +86,11 @@ export async function listChargerItems(deps: Deps, userId: string, onlyId?: stri
     .select(['latest.latest_wh', 'latest.latest_at'])
     .orderBy('chargers.created_at')
     .orderBy('chargers.id');
-  if (onlyId) q = q.where('chargers.id', '=', onlyId);
+  if (typeof only === 'string') q = q.where('chargers.id', '=', only);
+  else if (only) {
+    if (only.length === 0) return [];
+    q = q.where('chargers.id', 'in', only);
+  }
   const rows = await q.execute();
   const ids = rows.map((r) => r.id);
   const chargerOf = new Map(rows.map((r) => [r.id, { mid: r.mid_certified, accountId: r.account_id }]));
@@ -134,6 +139,8 @@ export interface SessionQuery {
   charger_id?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** only these sessions (the push stream's session events, C7.1) */
+  ids?: string[] | undefined;
 }
 
 export async function listSessionItems(
@@ -164,6 +171,7 @@ export async function listSessionItems(
   if (q.charger_id) query = query.where('s.charger_id', '=', q.charger_id);
   if (q.from) query = query.where('s.started_at', '>=', q.from);
   if (q.to) query = query.where('s.started_at', '<=', q.to);
+  if (q.ids) query = q.ids.length ? query.where('s.id', 'in', q.ids) : query.where(sql<boolean>`false`);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
   const signed = await signedCountsOf(deps.db, rows.map((r) => r.id));
   const feePct = await userFeePct(deps, userId);

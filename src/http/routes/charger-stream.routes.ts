@@ -1,0 +1,180 @@
+// GET /chargers/stream of the Personal API (C7.1): server-sent events of the user's chargers and ended sessions.
+// What is sent and the event ids: src/domain/charging/stream-feed.ts. How changes arrive: the OCPP side of any
+// process publishes the ids of the chargers whose live view a commit changed (CHARGER_CHANGED on the event bus);
+// this process's hub hands them to the streams watching those chargers, which re-read the items from PostgreSQL.
+// The auth layer (scope chargers:read) and the rate limit (the opening counts as one request) run before the
+// handler; the cap of open streams per token holds across processes (stream-slots.ts).
+import type { ServerResponse } from 'node:http';
+import type { Deps } from '../../deps.ts';
+import { CHARGER_CHANGED, chargerIdsOf } from '../../domain/charging/charger-changes.ts';
+import { ChargerFeed, type FeedEvent } from '../../domain/charging/stream-feed.ts';
+import { releaseStreamSlot, renewStreamSlots, takeStreamSlot } from '../../domain/charging/stream-slots.ts';
+import { ChargerStream, ErrorBody } from '../../../schemas/http/charger-stream.ts';
+import { principalOf } from '../auth.ts';
+import type { RouteRegistrar } from '../types.ts';
+
+/** A slow reader whose unsent output grows past this is cut off; it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 1 << 20;
+
+interface Stream {
+  res: ServerResponse;
+  feed: ChargerFeed;
+  slotId: string;
+  /** still reading its snapshot: it hears every charger id (it does not know its chargers yet) */
+  opening: boolean;
+  ended: Promise<void>;
+}
+
+class StreamHub {
+  private readonly streams = new Set<Stream>();
+  private readonly byCharger = new Map<string, Set<Stream>>();
+  private readonly stops: Array<() => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: Deps) {}
+
+  private start(): void {
+    if (this.timer) return;
+    const bus = this.deps.bus;
+    if (bus) {
+      this.stops.push(
+        bus.subscribe(CHARGER_CHANGED, (p) => this.changed(chargerIdsOf(p))),
+        // the listening connection was lost meanwhile: events may be missing, every stream reads everything again
+        bus.onResync(() => this.streams.forEach((s) => s.feed.refreshAll())),
+      );
+    }
+    this.timer = setInterval(() => this.tick(), this.deps.config.STREAM_KEEPALIVE_SECONDS * 1000);
+    this.timer.unref();
+  }
+
+  private changed(ids: string[]): void {
+    const hit = new Map<Stream, string[]>();
+    for (const id of ids) for (const s of this.byCharger.get(id) ?? []) hit.set(s, [...(hit.get(s) ?? []), id]);
+    for (const s of this.streams) if (s.opening) hit.set(s, ids);
+    for (const [s, list] of hit) s.feed.changed(list);
+  }
+
+  /** Every STREAM_KEEPALIVE_SECONDS: the comment line, a full re-read (time-based changes: a lapsed lease), the slots. */
+  private tick(): void {
+    for (const s of this.streams) {
+      write(s, ': keep-alive\n\n');
+      if (!s.opening) s.feed.refreshAll();
+    }
+    renewStreamSlots(this.deps, [...this.streams].map((s) => s.slotId)).catch((err) =>
+      this.deps.logger.warn({ err }, 'charger stream: could not renew the open streams'),
+    );
+  }
+
+  private watch(s: Stream, added: string[], removed: string[]): void {
+    for (const id of added) {
+      let set = this.byCharger.get(id);
+      if (!set) this.byCharger.set(id, (set = new Set()));
+      set.add(s);
+    }
+    for (const id of removed) {
+      const set = this.byCharger.get(id);
+      set?.delete(s);
+      if (set?.size === 0) this.byCharger.delete(id);
+    }
+  }
+
+  async open(res: ServerResponse, userId: string, slotId: string, lastEventId: string | undefined): Promise<void> {
+    this.start();
+    let release!: () => void;
+    const s: Stream = {
+      res,
+      slotId,
+      opening: true,
+      ended: new Promise<void>((r) => (release = r)),
+      feed: new ChargerFeed(this.deps, userId, (e) => write(s, frame(e)), (added, removed) => this.watch(s, added, removed)),
+    };
+    this.streams.add(s);
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      this.streams.delete(s);
+      s.feed.close();
+      this.watch(s, [], [...s.feed.chargerIds]);
+      releaseStreamSlot(this.deps, slotId)
+        .catch((err) => this.deps.logger.warn({ err }, 'charger stream: could not release the slot (it lapses)'))
+        .finally(release);
+    };
+    res.once('close', end);
+    if (res.destroyed) end(); // the client left before the listener was attached
+    try {
+      await s.feed.open(lastEventId);
+      s.opening = false;
+    } catch (err) {
+      this.deps.logger.error({ err, userId }, 'charger stream: the snapshot failed; stream ended');
+      res.end();
+    }
+  }
+
+  /** Server shutdown: every stream ends (clients reconnect elsewhere with Last-Event-ID), slots given back. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const stop of this.stops.splice(0)) stop();
+    const all = [...this.streams];
+    for (const s of all) s.res.end();
+    await Promise.all(all.map((s) => s.ended));
+  }
+}
+
+function frame(e: FeedEvent): string {
+  return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+}
+
+function write(s: Stream, text: string): void {
+  const { res } = s;
+  if (res.writableEnded || res.destroyed) return;
+  if (res.writableLength > MAX_BUFFERED_BYTES) {
+    res.destroy();
+    return;
+  }
+  res.write(text);
+}
+
+export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {
+  const hub = new StreamHub(deps);
+  app.addHook('preClose', () => hub.close());
+
+  app.get(
+    '/chargers/stream',
+    {
+      config: { auth: { accepts: ['personal'], scope: 'chargers:read' } },
+      schema: {
+        tags: ['Personal API'],
+        summary: 'A push stream (server-sent events) of your chargers and ended sessions',
+        response: {
+          200: ChargerStream,
+          401: ErrorBody,
+          403: ErrorBody,
+          429: ErrorBody.describe('error: "Too many requests" (rate limit) or too_many_streams (open streams per token)'),
+        },
+      },
+    },
+    async (req, reply) => {
+      const p = principalOf(req, 'personal');
+      // C7.1: a stream over the cap is refused before anything is sent (429 too_many_streams)
+      const slotId = await takeStreamSlot(deps, p.tokenId);
+      const last = req.headers['last-event-id'];
+      reply.hijack();
+      const res = reply.raw;
+      req.raw.socket.setNoDelay(true);
+      const set: Record<string, string | number | string[]> = {};
+      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v; // the rate-limit headers
+      res.writeHead(200, {
+        ...set,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+        'x-request-id': req.id,
+        connection: 'keep-alive',
+      });
+      res.write('retry: 2000\n\n');
+      await hub.open(res, p.userId, slotId, typeof last === 'string' ? last : undefined);
+    },
+  );
+};
