@@ -6,7 +6,8 @@ import type { SessionRecord, StopReason, Tx } from './charge-point-types.ts';
 
 export interface LiveSession {
   tx: Tx;
-  timer: NodeJS.Timeout;
+  /** the meter interval's timer, from the moment the charger reports Charging */
+  timer: NodeJS.Timeout | undefined;
   lastTick: number;
   fractionWh: number;
   powerW: number;
@@ -79,7 +80,6 @@ export class LiveSessions {
       trigger: opts.trigger ?? 'Authorized',
       ...(opts.remoteStartId !== undefined ? { remoteStartId: opts.remoteStartId } : {}),
     });
-    await cp.statusNotification(connectorId, 'Charging');
     let resolve!: (r: SessionRecord) => void;
     const done = new Promise<SessionRecord>((r) => (resolve = r));
     const session: LiveSession = {
@@ -91,10 +91,16 @@ export class LiveSessions {
       done,
       resolve,
       stopping: false,
-      timer: setInterval(() => void this.tick(connectorId), this.intervalMs()),
+      timer: undefined,
     };
-    session.timer.unref();
+    // known from the moment the transaction started: a stop the central system sends on seeing the start finds it
     this.sessions.set(connectorId, session);
+    await cp.statusNotification(connectorId, 'Charging');
+    if (!session.stopping) {
+      session.lastTick = performance.now();
+      session.timer = setInterval(() => void this.tick(connectorId), this.intervalMs());
+      session.timer.unref();
+    }
     return { tx, done };
   }
 
