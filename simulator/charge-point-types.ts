@@ -56,6 +56,10 @@ export interface ChargePointOptions {
   stats?: Stats;
   log?: (line: string) => void;
   now?: () => Date;
+  /** keep the meter between runs: a state file per identity in this directory (meter-state.ts); default none */
+  stateDir?: string | undefined;
+  /** every OCPP frame sent and received, one line each (the CLI's --verbose) */
+  frames?: ((line: string) => void) | undefined;
 }
 
 export type StopReason = 'Local' | 'Remote' | 'HardReset' | 'SoftReset' | 'EVDisconnected';

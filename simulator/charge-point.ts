@@ -28,6 +28,7 @@ import {
 } from './charge-point-types.ts';
 import { ChargePointLink, type LinkOptions } from './link.ts';
 import { LiveSessions, type LiveStart } from './live-session.ts';
+import { loadMeterState, passwordDigest, saveMeterState, stateFile, type MeterState } from './meter-state.ts';
 
 export * from './charge-point-types.ts';
 
@@ -66,10 +67,24 @@ export class ChargePoint extends ChargePointLink {
   /** sessions charging in real time, by connector */
   readonly live = new LiveSessions(this);
   private registers = new Map<number, number>();
+  /** the (simulated) time of each connector's last register reading */
+  private readonly lastReadingAt = new Map<number, string>();
+  /** where the meter is kept between runs (meter-state.ts); undefined: not kept */
+  readonly stateDir: string | undefined;
+  /** the meter as the previous run left it (undefined: a new meter, or none kept) */
+  readonly restored: MeterState | undefined;
+  private readonly givenPassword: string | null;
+  private passwordSet: MeterState['password'];
+  private readonly changedSettings = new Set<string>();
+  private saveTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ChargePointOptions) {
     super(options);
     for (let c = 1; c <= this.opts.connectors; c++) this.registers.set(c, this.opts.initialRegisterWh);
+    this.stateDir = options.stateDir;
+    this.givenPassword = passwordDigest(options.password);
+    this.restored = this.stateDir ? loadMeterState(this.stateDir, this.opts.identity) : undefined;
+    if (this.restored) this.restore(this.restored);
   }
 
   register(connectorId: number): number {
@@ -78,6 +93,58 @@ export class ChargePoint extends ChargePointLink {
 
   setRegister(connectorId: number, wh: number): void {
     this.registers.set(connectorId, wh);
+    // a reading's register is written within a second; a transaction's end at once (endTx)
+    if (this.stateDir && !this.saveTimer) {
+      this.saveTimer = setTimeout(() => this.saveState(), 1000);
+      this.saveTimer.unref();
+    }
+  }
+
+  // ───────────────────────────── the meter between runs ─────────────────────────────
+
+  private restore(state: MeterState): void {
+    for (const [c, wh] of Object.entries(state.registers)) if (this.registers.has(Number(c))) this.registers.set(Number(c), wh);
+    for (const [c, at] of Object.entries(state.lastReadingAt)) if (this.registers.has(Number(c))) this.lastReadingAt.set(Number(c), at);
+    for (const [key, value] of Object.entries(state.settings)) {
+      const setting = this.settings.get(key);
+      if (!setting || setting.readonly) continue;
+      setting.value = value;
+      this.changedSettings.add(key);
+    }
+    // the password the central system set replaces the one this run was given, unless another one was given
+    if (state.password && (this.givenPassword === null || this.givenPassword === state.password.replaces)) {
+      this.opts.password = state.password.value;
+      this.passwordSet = state.password;
+    }
+    const registers = [...this.registers].map(([c, wh]) => `connector ${c} at ${wh} Wh`).join(', ');
+    this.log(`${this.opts.identity}: meter continues from ${stateFile(this.stateDir!, this.opts.identity)} (${registers})`);
+  }
+
+  /** a setting the central system changed (ChangeConfiguration, SetVariables): kept for the next run */
+  settingChanged(key: string): void {
+    this.changedSettings.add(key);
+    this.saveState();
+  }
+
+  /** write the meter now (no-op when none is kept); a failure counts as an error of the run */
+  saveState(): void {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    if (!this.stateDir) return;
+    const settings = Object.fromEntries([...this.changedSettings].map((k) => [k, this.settings.get(k)!.value]));
+    try {
+      saveMeterState(this.stateDir, {
+        version: 1,
+        identity: this.opts.identity,
+        registers: Object.fromEntries([...this.registers].map(([c, wh]) => [String(c), wh])),
+        lastReadingAt: Object.fromEntries([...this.lastReadingAt].map(([c, at]) => [String(c), at])),
+        settings,
+        ...(this.passwordSet ? { password: this.passwordSet } : {}),
+        updatedAt: this.now().toISOString(),
+      });
+    } catch (err) {
+      this.stats.recordError(`${this.opts.identity}: meter state not saved: ${(err as Error).message}`);
+    }
   }
 
   /** total energy of the sessions this charge point completed */
@@ -99,6 +166,7 @@ export class ChargePoint extends ChargePointLink {
   override async close(): Promise<void> {
     this.closing = true;
     this.live.clear();
+    this.saveState();
     await super.close();
   }
 
@@ -144,6 +212,7 @@ export class ChargePoint extends ChargePointLink {
     const quirks = opts.quirks ?? this.opts.quirks;
     if (quirks.includes('register-reset')) this.setRegister(opts.connectorId, 0);
     const meterStartWh = this.register(opts.connectorId);
+    this.lastReadingAt.set(opts.connectorId, opts.at.toISOString());
     const tx: Tx = {
       connectorId: opts.connectorId,
       idTag: opts.idTag,
@@ -176,6 +245,7 @@ export class ChargePoint extends ChargePointLink {
   /** a periodic register reading of a running transaction */
   async txMeter(tx: Tx, wh: number, at: Date, powerW?: number): Promise<void> {
     tx.lastWh = wh;
+    this.lastReadingAt.set(tx.connectorId, at.toISOString());
     this.setRegister(tx.connectorId, wh);
     await this.adapter.meter(this, tx, this.meterValue(wh, at, 'Sample.Periodic', tx.quirks, powerW), at);
   }
@@ -183,6 +253,7 @@ export class ChargePoint extends ChargePointLink {
   /** stop the transaction at register `wh` */
   async endTx(tx: Tx, wh: number, at: Date, reason: StopReason = 'Local'): Promise<SessionRecord> {
     tx.lastWh = wh;
+    this.lastReadingAt.set(tx.connectorId, at.toISOString());
     this.setRegister(tx.connectorId, wh);
     await this.adapter.end(this, tx, wh, at, reason);
     tx.record.stoppedAt = iso(at);
@@ -191,6 +262,7 @@ export class ChargePoint extends ChargePointLink {
     tx.record.stopReason = reason;
     if (tx.transactionId !== null) tx.record.transactionId = String(tx.transactionId);
     this.sessions.push(tx.record);
+    this.saveState();
     this.emit('sessionEnded', tx.record);
     return tx.record;
   }
@@ -253,6 +325,8 @@ export class ChargePoint extends ChargePointLink {
   adoptPassword(password: string | undefined): 'Accepted' | 'Rejected' {
     if (password === undefined || !/^[\x21-\x7e]{16,40}$/.test(password)) return 'Rejected';
     this.opts.password = password;
+    this.passwordSet = { value: password, replaces: this.givenPassword, at: this.now().toISOString() };
+    this.saveState();
     this.emit('password', password);
     return 'Accepted';
   }

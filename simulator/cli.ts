@@ -7,6 +7,7 @@ import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './l
 import { apiUrlFromOcppUrl, registerChargers, type Credential } from './register.ts';
 import { SCENARIOS, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
 import { describe as describePlan } from './scenarios/plan.ts';
+import { defaultStateDir, stateFile } from './meter-state.ts';
 
 const HELP = `Usage: npm run simulate -- --url ws://host:port/ocpp [options]
 
@@ -53,9 +54,14 @@ Fleet
   --storm                after the workload drop every connection at once and measure reconnect + boot
   --storm-jitter MS      spread the storm's reconnects over MS (default 0: all at once)
 
+Meter state (a charger's register continues across runs)
+  --state-dir DIR        keep each charger's meter in DIR/<identity>.json (default for one charger:
+                         $ERE_SIMULATOR_STATE_DIR or ~/.ere-simulator; fleet mode keeps no state unless given)
+  --no-state             start from a new meter and keep nothing
+
 Output
   --json                 machine-readable result on stdout
-  --verbose              log connection events to stderr
+  --verbose              log connection events and every OCPP frame (→ sent, ← received) to stderr
   --help
 `;
 
@@ -97,6 +103,8 @@ async function main(): Promise<void> {
       'no-stop-data': { type: 'boolean', default: false },
       insecure: { type: 'boolean', default: false },
       'local-address': { type: 'string' },
+      'state-dir': { type: 'string' },
+      'no-state': { type: 'boolean', default: false },
       scenario: { type: 'string' },
       energy: { type: 'string' },
       power: { type: 'string' },
@@ -140,6 +148,8 @@ async function main(): Promise<void> {
   for (const q of quirks ?? []) if (!QUIRKS.includes(q)) fail(`unknown quirk ${q} (${QUIRKS.join(', ')})`);
 
   const log = a.verbose ? (l: string) => process.stderr.write(l + '\n') : () => {};
+  const frames = a.verbose ? log : undefined;
+  if (a['no-state'] && a['state-dir']) fail('--state-dir and --no-state exclude each other');
   let credentials: Credential[];
   if (a.csv) credentials = readCsv(a.csv);
   else if (a.count !== undefined) {
@@ -178,6 +188,7 @@ async function main(): Promise<void> {
     callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
     ...(a['no-stop-data'] ? { stopTransactionData: false } : {}),
     ...(a.insecure ? { insecure: true } : {}),
+    ...(frames ? { frames } : {}),
     // live sessions (remote starts, --realtime) charge at --power and report every --meter-interval
     ...(params.powerW !== undefined ? { livePowerW: params.powerW } : {}),
     ...(params.meterIntervalS !== undefined ? { liveMeterIntervalMs: params.meterIntervalS * 1000 } : {}),
@@ -197,7 +208,16 @@ async function main(): Promise<void> {
     const c = credentials[0]!;
     const { result, cp } = await runScenario(
       scenario as ScenarioName,
-      { url: a.url, identity: c.identity, password: c.password, protocol, log, ...(a.serial ? { serial: a.serial } : {}), ...common },
+      {
+        url: a.url,
+        identity: c.identity,
+        password: c.password,
+        protocol,
+        log,
+        ...(a.serial ? { serial: a.serial } : {}),
+        ...common,
+        ...(a['no-state'] ? {} : { stateDir: a['state-dir'] ?? defaultStateDir() }),
+      },
       params,
     );
     if (a.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
@@ -208,6 +228,11 @@ async function main(): Promise<void> {
       if (result.reconnectMs !== undefined) process.stdout.write(`  reconnect + boot: ${result.reconnectMs} ms\n`);
       process.stdout.write(`  messages ${result.messages.sent}, acknowledged ${result.messages.acked}, errors ${result.messages.errors}\n`);
       for (const e of result.errors) process.stdout.write(`  error: ${e}\n`);
+      if (cp.stateDir) process.stdout.write(`  meter kept in ${stateFile(cp.stateDir, c.identity)}${cp.restored ? ' (continued)' : ' (new)'}\n`);
+      // simulated time: a run soon after another can place its sessions before the meter's last reading
+      const lastAt = (c: number) => Date.parse(cp.restored?.lastReadingAt[String(c)] ?? '') || 0;
+      const overlap = result.sessions.find((s) => Date.parse(s.startedAt) < lastAt(s.connectorId));
+      if (overlap) process.stderr.write(`simulate: the session from ${overlap.startedAt} starts before this meter's last reading of the previous run (${cp.restored!.lastReadingAt[String(overlap.connectorId)]}); the central system sees overlapping sessions (wait longer between runs, or --no-state)\n`);
       process.stdout.write(`energy delivered: ${result.energyWh} Wh\n`);
     }
     send({ type: 'result', result });
@@ -238,6 +263,7 @@ async function main(): Promise<void> {
     ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
     storm: a.storm,
     ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
+    ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     scenarioParams: params,

@@ -23,7 +23,7 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-export type LinkOptions = Required<Omit<ChargePointOptions, 'password' | 'stats' | 'log' | 'now' | 'quirks'>> & {
+export type LinkOptions = Required<Omit<ChargePointOptions, 'password' | 'stats' | 'log' | 'now' | 'quirks' | 'stateDir' | 'frames'>> & {
   password: string | undefined;
   quirks: readonly Quirk[];
 };
@@ -32,6 +32,7 @@ export abstract class ChargePointLink extends EventEmitter {
   readonly opts: LinkOptions;
   readonly stats: Stats;
   protected readonly log: (line: string) => void;
+  private readonly frames: ((line: string) => void) | undefined;
   readonly now: () => Date;
   /** the messages of this charge point's OCPP version */
   readonly adapter: ProtocolAdapter;
@@ -81,6 +82,7 @@ export abstract class ChargePointLink extends EventEmitter {
     };
     this.stats = options.stats ?? new Stats();
     this.log = options.log ?? (() => {});
+    this.frames = options.frames;
     this.now = options.now ?? (() => new Date());
     this.adapter = this.opts.protocol === 'ocpp1.6' ? v16 : v201;
     const meterS = String(Math.max(1, Math.round(this.opts.liveMeterIntervalMs / 1000)));
@@ -129,6 +131,9 @@ export abstract class ChargePointLink extends EventEmitter {
         : {}),
     });
     this.attachHandlers(client);
+    const frames = this.frames;
+    // ocpp-rpc's raw frames, already compact JSON: → sent, ← received
+    if (frames) client.on('message', (e: { message: unknown; outbound: boolean }) => frames(`${this.opts.identity} ${e.outbound ? '→' : '←'} ${String(e.message)}`));
     this.client = client;
     client.on('close', () => {
       if (this.client !== client) return;

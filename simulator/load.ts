@@ -46,6 +46,10 @@ export interface FleetOptions {
   /** phase callback: 'connected' once the ramp is done (the benchmark samples server memory then) */
   onPhase?: (phase: 'connected' | 'workload-start' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
   log?: (line: string) => void;
+  /** every OCPP frame of every charger (--verbose) */
+  frames?: (line: string) => void;
+  /** keep each charger's meter between runs; a fleet keeps none unless asked (a benchmark runs thousands) */
+  stateDir?: string;
   signal?: AbortSignal;
 }
 
@@ -123,6 +127,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       ...(o.vendor ? { vendor: o.vendor } : {}),
       ...(o.model ? { model: o.model } : {}),
       ...(o.firmware ? { firmware: o.firmware } : {}),
+      ...(o.frames ? { frames: o.frames } : {}),
+      ...(o.stateDir ? { stateDir: o.stateDir } : {}),
     };
     return new ChargePoint(opts);
   });

@@ -127,6 +127,7 @@ function handle16(cp: ChargePoint, method: string, p: any): Record<string, unkno
       if (/Interval$/.test(String(p?.key)) && !/^\d+$/.test(value)) return { status: 'Rejected' };
       entry.value = value;
       if (p?.key === 'HeartbeatInterval') cp.setHeartbeatInterval(Number(value));
+      cp.settingChanged(String(p.key));
       return { status: 'Accepted' };
     }
     case 'GetConfiguration': {

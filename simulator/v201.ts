@@ -156,6 +156,7 @@ function setVariable(cp: ChargePoint, d: any): Record<string, unknown> {
   else {
     entry.value = String(d?.attributeValue);
     if (key === 'OCPPCommCtrlr.HeartbeatInterval') cp.setHeartbeatInterval(Number(entry.value));
+    cp.settingChanged(key);
   }
   return { attributeStatus, component, variable, ...(d?.attributeType ? { attributeType: d.attributeType } : {}) };
 }

@@ -63,7 +63,14 @@ describe('README quick-start', () => {
     qs.blocks.forEach((b, i) => {
       parts.push(`printf '\\n@@quickstart-begin-${i}@@\\n'`, base(b.script), `printf '\\n@@quickstart-end-${i}@@\\n'`);
     });
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.homedir(), DATA_DIR: dataDir, TERM: 'dumb' };
+    // the simulator keeps its charger's meter between runs: in this run's data dir, not in $HOME
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? os.homedir(),
+      DATA_DIR: dataDir,
+      TERM: 'dumb',
+      ERE_SIMULATOR_STATE_DIR: path.join(dataDir, 'simulator-state'),
+    };
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn('bash', ['--noprofile', '--norc', '-c', parts.join('\n')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';

@@ -1,6 +1,8 @@
 // The CLI is a thin parser over the library: run it as a separate process against the bare reference server
 // and check its JSON output and its human output (the energy line testers compare with the central system).
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,15 +11,23 @@ import { startBareServer, type BareServer } from '../../simulator/bare-server.ts
 const run = promisify(execFile);
 const cli = path.resolve(import.meta.dirname, '../../simulator/cli.ts');
 let server: BareServer;
+// the default state directory of these runs (a single charger keeps its meter unless told otherwise): never $HOME
+const defaultState = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-sim-default-state-'));
 
 beforeAll(async () => {
   server = await startBareServer({ record: true });
 });
 afterAll(async () => {
   await server.close();
+  fs.rmSync(defaultState, { recursive: true, force: true });
 });
 
-const simulate = (args: string[]) => run(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: path.resolve(import.meta.dirname, '../..') });
+const simulate = (args: string[], env: Record<string, string> = {}) =>
+  run(process.execPath, ['--import', 'tsx', cli, ...args], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { ...process.env, ERE_SIMULATOR_STATE_DIR: defaultState, ...env },
+  });
+const sent = (identity: string, method: string) => server.received.filter((r) => r.identity === identity && r.method === method);
 
 describe('npm run simulate', () => {
   it('session with --json reports the energy the server received', async () => {
@@ -36,5 +46,54 @@ describe('npm run simulate', () => {
     expect(['CLI-F-1', 'CLI-F-2', 'CLI-F-3'].map((i) => server.energyByIdentity().get(i))).toEqual([1000, 1000, 1000]);
     expect(server.received.find((r) => r.identity === 'CLI-F-1' && r.method === 'BootNotification')?.params).toMatchObject({ chargePointVendor: 'Acme', chargePointModel: 'X1' });
     await expect(simulate(['--url', 'http://nope', '--scenario', 'boot'])).rejects.toMatchObject({ code: 2 });
+  });
+
+  it('a charger keeps its meter: two runs of one identity continue the register; --no-state starts afresh', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-sim-state-'));
+    try {
+      for (const protocol of ['ocpp1.6', 'ocpp2.0.1']) {
+        const id = `CLI-M-${protocol}`;
+        const session = async (wh: number) =>
+          JSON.parse((await simulate(['--url', server.url, '--identity', id, '--protocol', protocol, '--scenario', 'session', '--energy', String(wh), '--state-dir', dir, '--json'])).stdout);
+        const first = await session(1500);
+        const second = await session(2500);
+        expect(first.sessions[0]).toMatchObject({ meterStartWh: 0, meterStopWh: 1500 });
+        expect(second.sessions[0]).toMatchObject({ meterStartWh: 1500, meterStopWh: 4000, energyWh: 2500 });
+        // what the central system saw: the second transaction starts at the first one's end reading
+        const starts =
+          protocol === 'ocpp1.6'
+            ? sent(id, 'StartTransaction').map((r) => r.params.meterStart)
+            : sent(id, 'TransactionEvent').filter((r) => r.params.eventType === 'Started').map((r) => r.params.meterValue[0].sampledValue[0].value);
+        expect(starts).toEqual([0, 1500]);
+        const file = path.join(dir, `${id}.json`);
+        expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ version: 1, identity: id, registers: { '1': 4000 } });
+        expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      }
+      // a new meter on request, and nothing written
+      const fresh = JSON.parse((await simulate(['--url', server.url, '--identity', 'CLI-M-ocpp1.6', '--scenario', 'session', '--energy', '100', '--no-state', '--json'])).stdout);
+      expect(fresh.sessions[0].meterStartWh).toBe(0);
+      expect(JSON.parse(fs.readFileSync(path.join(dir, 'CLI-M-ocpp1.6.json'), 'utf8')).registers['1']).toBe(4000);
+      // the default directory (ERE_SIMULATOR_STATE_DIR here) for one charger; a fleet writes none unless asked
+      await simulate(['--url', server.url, '--identity', 'CLI-D-1', '--scenario', 'boot']);
+      await simulate(['--url', server.url, '--count', '2', '--prefix', 'CLI-DF-', '--scenario', 'session', '--energy', '100']);
+      expect(fs.readdirSync(defaultState).filter((f) => f.startsWith('CLI-D')).sort()).toEqual(['CLI-D-1.json']);
+      await simulate(['--url', server.url, '--count', '2', '--prefix', 'CLI-SF-', '--scenario', 'session', '--energy', '100', '--state-dir', dir]);
+      expect(fs.readdirSync(dir).filter((f) => f.startsWith('CLI-SF-')).sort()).toEqual(['CLI-SF-1.json', 'CLI-SF-2.json']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--verbose prints every OCPP frame both ways, with the identity, as compact JSON', async () => {
+    const { stderr } = await simulate(['--url', server.url, '--identity', 'CLI-V', '--protocol', 'ocpp2.0.1', '--scenario', 'session', '--energy', '500', '--verbose']);
+    const frames = stderr.split('\n').filter((l) => /^CLI-V [→←] /.test(l));
+    const out = frames.filter((l) => l.startsWith('CLI-V → ')).map((l) => JSON.parse(l.slice('CLI-V → '.length)));
+    const back = frames.filter((l) => l.startsWith('CLI-V ← ')).map((l) => JSON.parse(l.slice('CLI-V ← '.length)));
+    // every call the server received was printed, and every answer to it
+    const calls = out.filter((f) => f[0] === 2);
+    expect(calls.map((f) => f[2])).toEqual(server.received.filter((r) => r.identity === 'CLI-V').map((r) => r.method));
+    expect(back.filter((f) => f[0] === 3).map((f) => f[1]).sort()).toEqual(calls.map((f) => f[1]).sort());
+    expect(calls[0]).toMatchObject([2, expect.any(String), 'BootNotification', { reason: 'PowerUp' }]);
+    for (const l of frames) expect(l).not.toMatch(/\n|  /);
   });
 });
