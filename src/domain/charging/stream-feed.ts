@@ -64,6 +64,7 @@ export class ChargerFeed {
     // what changed while the snapshot was read (the hub hands an opening stream every id)
     this.changed(this.early);
     this.early = new Set();
+    this.schedule(); // a refreshAll asked for during the snapshot
   }
 
   /** These chargers changed (a bus event); read within COALESCE_MS. */
@@ -89,7 +90,8 @@ export class ChargerFeed {
   }
 
   private schedule(): void {
-    if (this.closed || this.timer || this.running || (!this.dirtyAll && this.dirty.size === 0)) return;
+    // nothing runs beside the snapshot: open() schedules what was asked meanwhile when it is done
+    if (!this.opened || this.closed || this.timer || this.running || (!this.dirtyAll && this.dirty.size === 0)) return;
     const wait = Math.max(0, this.lastRun + COALESCE_MS - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
