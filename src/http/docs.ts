@@ -23,7 +23,6 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       defaultOpenAllTags: false,
       operationTitleSource: 'summary',
       authentication: {
-        preferredSecurityScheme: 'cpoToken',
         securitySchemes: {
           cpoToken: { flows: { clientCredentials: { 'x-scalar-credentials-location': 'body' } } },
         },

@@ -414,6 +414,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chargers/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A push stream (server-sent events) of your chargers and ended sessions */
+        get: operations["streamMyChargers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sessions": {
         parameters: {
             query?: never;
@@ -3264,6 +3281,64 @@ export interface operations {
             };
         };
     };
+    streamMyChargers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream. First one `charger` event per charger of yours (the snapshot), then a `charger` event whenever an item of GET /chargers changes, and a `session` event (a GET /sessions item) when a session ends or an ended session changes. Each event has an `id:`; reconnect with `Last-Event-ID` to resume: a fresh `charger` event per charger and the sessions ended since (within 24 h; a session may repeat: treat session events as idempotent by id). A `: keep-alive` comment line comes every 15 s. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        required_scope?: string;
+                    };
+                };
+            };
+            /** @description `"Too many requests"` (rate limit) or too_many_streams (open streams per token) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listMySessions: {
         parameters: {
             query?: {
@@ -4672,6 +4747,10 @@ export interface operations {
                     street?: string;
                     city?: string;
                     ean?: string;
+                    /** @description asked when the draft has no address */
+                    postal_code?: string;
+                    house_number?: string;
+                    house_number_addition?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
                 } & {
@@ -4681,6 +4760,10 @@ export interface operations {
                     street?: string;
                     city?: string;
                     ean?: string;
+                    /** @description asked when the draft has no address */
+                    postal_code?: string;
+                    house_number?: string;
+                    house_number_addition?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
                 } & {
