@@ -19,9 +19,18 @@ export const Uuid = z.string().regex(UUID_PATTERN).meta({ format: 'uuid' });
  * accepted as any JSON value at the edge and documented with its real type. `typed` is never used to parse.
  */
 export function checkedByDomain(typed: z.ZodType): z.ZodOptional<z.ZodUnknown> {
+  return z.unknown().optional().meta(documented(typed));
+}
+
+/** The same for a field that must be present (a missing one is a 400 invalid_request at the edge). */
+export function requiredCheckedByDomain(typed: z.ZodType): z.ZodUnknown {
+  return z.unknown().meta(documented(typed));
+}
+
+function documented(typed: z.ZodType): Record<string, unknown> {
   const json = z.toJSONSchema(typed, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete json.$schema;
-  return z.unknown().optional().meta(json);
+  return json;
 }
 
 /** A sample EAN that passes every check of the API: 18 digits, Dutch (871…), with a valid GS1 check digit. */

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { sandboxRegisterMonth } from '../../domain/ere/review.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { requiredCheckedByDomain } from '../../../schemas/http/common.ts';
 import { EnergyMonthSchema } from './admin-ere.routes.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
@@ -16,7 +17,9 @@ export const sandboxEnergyRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Sandbox helpers'],
         summary: 'Mark a delivered month of the connection registered as ERE (sandbox)',
         params: z.object({ connection_id: z.string() }),
-        body: z.object({ month: z.unknown() }).loose(),
+        body: z
+          .object({ month: requiredCheckedByDomain(z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/)).describe('YYYY-MM, a delivered month of this connection (else 400 invalid_month)') })
+          .loose(),
         response: { 200: z.object({ ok: z.literal(true), energy_month: EnergyMonthSchema }), 400: Err, 401: Err, 403: Err, 404: Err, 409: Err },
       },
     },

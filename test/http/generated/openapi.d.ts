@@ -6067,7 +6067,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    month: unknown;
+                    /** @description YYYY-MM, a delivered month of this connection (else 400 invalid_month) */
+                    month: string;
                 } & {
                     [key: string]: unknown;
                 };
