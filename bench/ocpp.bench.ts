@@ -1,5 +1,5 @@
 // `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--json]`
-// Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --duration 300 --skip-storm --targets gateway`
+// Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --ramp 250 --duration 300 --skip-storm --spread-starts --targets gateway`
 //   (--chargers is --count; --workers runs the gateway with WORKERS=N on PostgreSQL; the driver is split over
 //   --drivers processes, at least one per 12,500 chargers, each with its own source address in 127.0.0.0/8).
 //
@@ -28,6 +28,7 @@ const { values: a } = parseArgs({
     workers: { type: 'string', default: '1' },
     drivers: { type: 'string' },
     'skip-storm': { type: 'boolean', default: false },
+    'spread-starts': { type: 'boolean', default: false },
     duration: { type: 'string', default: '20' },
     rate: { type: 'string', default: '0' },
     ramp: { type: 'string', default: '200' },
@@ -133,6 +134,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           '--rate', String(share(Number(a.rate), drivers, d)),
           '--ramp', String(share(Number(a.ramp), drivers, d)),
           ...(a['skip-storm'] ? [] : ['--storm']),
+          ...(a['spread-starts'] ? ['--spread-starts'] : []),
           '--hold', '4',
           ...(local ? ['--local-address', local] : []),
           '--json',

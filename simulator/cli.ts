@@ -22,6 +22,7 @@ Connection
   --timeout-ms MS        call timeout, default 30000
   --insecure             wss:// without verifying the certificate (self-signed test systems)
   --local-address A      source address of the connections (spread a big fleet over 127.0.0.0/8)
+  --spread-starts        load: each charger starts its transaction at its own phase of the period, not all at once
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
       'no-stop-data': { type: 'boolean', default: false },
       insecure: { type: 'boolean', default: false },
       'local-address': { type: 'string' },
+      'spread-starts': { type: 'boolean', default: false },
       'state-dir': { type: 'string' },
       'no-state': { type: 'boolean', default: false },
       scenario: { type: 'string' },
@@ -263,6 +265,7 @@ async function main(): Promise<void> {
     ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
     storm: a.storm,
     ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
+    ...(a['spread-starts'] ? { spreadStarts: true } : {}),
     ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,

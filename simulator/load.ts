@@ -29,6 +29,8 @@ export interface FleetOptions {
   ratePerSecond?: number;
   /** load/idle: how long the workload runs (s); default 10 */
   durationS?: number;
+  /** load: each charger starts its transaction at its own phase of the period instead of all at once */
+  spreadStarts?: boolean;
   /** load: simulated seconds between readings (the energy per reading follows from the power); default 60 */
   meterIntervalS?: number;
   powerW?: number;
@@ -298,11 +300,15 @@ async function loadWorkload(
   const base = Date.now() - 30 * 86_400_000;
   const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
     let t = base + (index % 3600) * 1000;
-    const tx = await cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at: new Date(t) });
-    let wh = tx.meterStartWh;
     // each charger's share of the fleet rate, started at a random phase so the load is smooth
     const periodMs = rate > 0 ? (cps.length * 1000) / rate : 0;
-    let next = performance.now() + (periodMs > 0 ? Math.random() * periodMs : 0);
+    const phaseMs = periodMs > 0 ? Math.random() * periodMs : 0;
+    // spreadStarts: the charger starts its transaction at its phase, one period before its first reading, as a
+    // fleet does in life (not the whole fleet's StartTransaction in the same second)
+    if (o.spreadStarts && phaseMs > 0) await sleep(phaseMs, o.signal);
+    const tx = await cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at: new Date(t) });
+    let wh = tx.meterStartWh;
+    let next = performance.now() + (o.spreadStarts ? periodMs : phaseMs);
     while (performance.now() < end && cp.connected && !(o.signal?.aborted ?? false)) {
       if (periodMs > 0) {
         const wait = next - performance.now();
