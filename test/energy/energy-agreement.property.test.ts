@@ -14,18 +14,15 @@ import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helper
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, aUser, bearer, type TestPartner } from '../helpers/factories.ts';
 import { aCharger, anAccountWithConnection } from '../helpers/energy-factories.ts';
+import { Prng } from '../fuzz/prng.ts';
 
 const seed = Number(process.env.ENERGY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const USERS = 8;
 
-function prng(s: number) {
-  return () => {
-    s |= 0;
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** seeded and reproducible (test/fuzz/prng.ts) */
+function prng(seed: number): () => number {
+  const p = new Prng(seed);
+  return () => p.next();
 }
 
 // --- the test's own calendar and arithmetic (independent of src/lib) ---

@@ -12,19 +12,15 @@ import { decideSessionReview } from '../../src/domain/charging/review.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, isoSeconds, type OcppProtocol } from '../helpers/ocpp-factories.ts';
+import { Prng } from '../fuzz/prng.ts';
 
 const CHARGERS = 24;
 const seed = Number(process.env.INGEST_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-/** mulberry32: small, seeded, reproducible */
-function prng(s: number) {
-  return () => {
-    s |= 0;
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** seeded and reproducible (test/fuzz/prng.ts) */
+function prng(seed: number): () => number {
+  const p = new Prng(seed);
+  return () => p.next();
 }
 
 type Step =
