@@ -1,6 +1,6 @@
 // One HTTP exchange over a raw TCP socket (node:net), so the fuzzer can send what http.request and fetch refuse
 // to build: bad percent-encodings, control characters, half-sent requests. Reads until the server closes (the
-// requests say `Connection: close`), the head of a 101 arrives, or the time limit passes (= a hang).
+// requests say `Connection: close`), the head of a 101 or of an event stream arrives, or the time limit passes (= a hang).
 import net from 'node:net';
 
 export interface RawResponse {
@@ -38,8 +38,12 @@ export function rawExchange(port: number, request: string | Buffer, opts: { time
     });
     sock.on('data', (b: Buffer) => {
       chunks.push(b);
-      // a WebSocket handshake that succeeded stays open: its head is the whole answer
-      if (/^HTTP\/1\.1 101 /.test(Buffer.concat(chunks).toString('latin1', 0, 13)) && Buffer.concat(chunks).includes('\r\n\r\n')) finish(false);
+      const all = Buffer.concat(chunks);
+      if (!all.includes('\r\n\r\n')) return;
+      // a WebSocket handshake that succeeded, and an event stream (GET /chargers/stream), stay open by design:
+      // their head is the whole answer
+      if (/^HTTP\/1\.1 101 /.test(all.toString('latin1', 0, 13))) finish(false);
+      else if (/^content-type:\s*text\/event-stream/im.test(all.toString('latin1', 0, all.indexOf('\r\n\r\n')))) finish(false);
     });
     sock.on('error', () => finish(false));
     sock.on('close', () => finish(false));
