@@ -1,5 +1,5 @@
-// The service as a real child process (`node --import tsx src/main.ts`), for tests that must see the process
-// itself: that it stays alive under hostile input, or what survives a SIGKILL. In-process tests use app.ts.
+// The service as a real child process (`node --import tsx src/main.ts`, or the build's dist), for tests that must
+// see the process itself: that it starts and stops cleanly, stays alive under hostile input, or what survives a SIGKILL. In-process tests use app.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface ServiceProcess {
@@ -25,10 +25,19 @@ process.on('exit', () => {
  * Starts the service with the given environment (PORT 0 and HOST 127.0.0.1 unless set) and resolves once it
  * printed its base URL. DATABASE_URL unset = PGlite in DATA_DIR.
  */
-export async function startServiceProcess(env: Record<string, string | undefined>, timeoutMs = 90_000): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string | undefined>,
+  timeoutMs = 90_000,
+  /** what node runs (default the sources through tsx, as `npm start`; the build test runs dist) and where */
+  command: { args?: string[]; cwd?: string } = {},
+): Promise<ServiceProcess> {
   const full: Record<string, string> = { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) full[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, command.args ?? ['--import', 'tsx', 'src/main.ts'], {
+    env: full,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(command.cwd ? { cwd: command.cwd } : {}),
+  });
   running.add(child);
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));

@@ -3,17 +3,18 @@
 // temporary directory (the repository's dist/ is left alone); node_modules is linked beside it, as the Dockerfile
 // puts it beside /app/dist. Then the Dockerfile's two steps on embedded PGlite: the service answers /readyz 200 and
 // stops on SIGTERM, and the migrate command finds the data dir up to date.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-build-'));
 const outDir = path.join(work, 'dist');
 const dataDir = path.join(work, 'data');
-const children: ChildProcess[] = [];
+let running: ServiceProcess | undefined;
 
 // no NODE_OPTIONS and no --import: a stray `.ts` import or a loader would fail here
 const env: Record<string, string> = {
@@ -26,7 +27,7 @@ const env: Record<string, string> = {
 };
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  void running?.kill();
   fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -54,27 +55,15 @@ describe('npm run build', () => {
     fs.symlinkSync(path.join(root, 'node_modules'), path.join(work, 'node_modules'), 'dir');
 
     // the service (it migrates the fresh data dir itself)
-    const child = spawn(process.execPath, [path.join(outDir, 'src/main.js')], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const onData = (b: Buffer) => {
-        out += b.toString();
-        const m = /API:\s+(http:\/\/\S+)/.exec(out);
-        if (m && /OCPP:/.test(out)) resolve(m[1]!);
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-    });
+    const service = (running = await startServiceProcess(env, 90_000, { args: [path.join(outDir, 'src/main.js')], cwd: work }));
+    const url = service.url;
     const ready = await fetch(`${url}/readyz`);
+    const out = service.output();
     expect(ready.status, out).toBe(200);
     // the bundled MID catalog was found from dist (src/domain/catalog/load.ts, first start)
     const loaded = /"models":(\d+)[^\n]*loaded the bundled MID catalog/.exec(out);
     expect(Number(loaded?.[1]), out).toBeGreaterThan(0);
-    const closed = new Promise<number | string | null>((r) => child.on('close', (code, signal) => r(code ?? signal)));
-    child.kill('SIGTERM');
-    expect(await closed).toBe(0);
+    expect(await service.kill('SIGTERM')).toBe(0);
 
     // the Dockerfile's migrate step from dist (after the service, so PGlite's initdb runs once)
     const migrate = spawnSync(process.execPath, [path.join(outDir, 'src/db/migrate-cli.js')], { cwd: work, env, encoding: 'utf8' });
