@@ -7,6 +7,7 @@ import type { RPCClient } from 'ocpp-rpc';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, eventually, isoSeconds, type TestCharger } from '../helpers/ocpp-factories.ts';
+import { sql } from 'kysely';
 
 interface SseEvent {
   id: string;
@@ -202,6 +203,15 @@ describe('GET /chargers/stream', () => {
     expect(session.data).toEqual(missed);
     expect(BigInt(state.id)).toBeGreaterThan(BigInt(lastId));
     again.close();
+  });
+
+  it('answers HEAD with the stream headers and ends it at once, taking no slot', async () => {
+    const slots = async () => (await sql<{ n: number }>`select count(*)::int as n from charger_streams`.execute(api.deps.db)).rows[0]!.n;
+    const before = await slots();
+    const head = await fetch(`${api.url}/chargers/stream`, { method: 'HEAD', headers: bearer(owner.token), signal: AbortSignal.timeout(5000) });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await slots()).toBeLessThanOrEqual(before);
   });
 
   it('caps open streams per token across processes (429 too_many_streams) and frees a slot on close', async () => {

@@ -160,6 +160,10 @@ export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req, reply) => {
       const p = principalOf(req, 'personal');
+      // HEAD (fastify answers it with the GET route) names the stream's headers and opens no stream
+      if (req.method === 'HEAD') {
+        return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send('');
+      }
       // C7.1: a stream over the cap is refused before anything is sent (429 too_many_streams)
       const slotId = await takeStreamSlot(deps, p.tokenId);
       const last = req.headers['last-event-id'];
