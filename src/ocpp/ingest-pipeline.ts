@@ -18,12 +18,11 @@ import { applySetBased, applySetBasedStarts, type BatchItem } from '../domain/ch
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
 import { maxPowerWOf } from '../domain/charging/readings.ts';
+import { MicroBatcher } from '../lib/micro-batch.ts';
 
 interface Pending {
   ctx: EventContext;
   ev: ChargerEvent;
-  resolve: (o: EventOutcome) => void;
-  reject: (err: unknown) => void;
 }
 
 export interface PipelineOptions {
@@ -36,75 +35,60 @@ export interface PipelineOptions {
 }
 
 export class IngestPipeline {
-  private queue: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
+  /** the batching itself (size, window, batches in flight, one message per charger per batch) */
+  private readonly batches: MicroBatcher<Pending, EventOutcome>;
 
   constructor(
     private readonly deps: Deps,
     private readonly opts: PipelineOptions,
-  ) {}
-
-  /** The outcome of one transaction event, once the batch holding it committed. */
-  submit(ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
-    return new Promise<EventOutcome>((resolve, reject) => {
-      this.queue.push({ ctx, ev, resolve, reject });
-      if (this.queue.length >= this.opts.maxBatch) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs);
+  ) {
+    this.batches = new MicroBatcher<Pending, EventOutcome>({
+      max: opts.maxBatch,
+      flushMs: opts.flushMs,
+      maxInFlight: opts.maxInFlight,
+      key: (p) => p.ctx.chargerId,
+      run: (batch) => this.run(batch),
+      // undone: each message on its own, with its own transaction, as the one-message path runs it; what it
+      // throws goes to its caller (retried when transient, quarantined when the data is unusable)
+      fallback: (p) => handleChargerEvent(deps, p.ctx, p.ev),
+      onBatch: (size, outcome) => {
+        if (outcome !== 'batched') opts.onBatch?.({ size, outcome: 'fallback', setBased: 0 });
+      },
     });
   }
 
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
-      const batch = this.queue.splice(0, this.opts.maxBatch);
-      this.inFlight += 1;
-      void this.run(batch).finally(() => {
-        this.inFlight -= 1;
-        // a full batch goes at once; a partial one waits for its window like any other
-        if (this.queue.length >= this.opts.maxBatch) this.flush();
-        else if (this.queue.length > 0) this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs);
-      });
-    }
+  /** The outcome of one transaction event, once the batch holding it committed. */
+  submit(ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
+    return this.batches.submit({ ctx, ev });
   }
 
-  private async run(batch: Pending[]): Promise<void> {
-    let outcomes: EventOutcome[];
+  private async run(batch: Pending[]): Promise<EventOutcome[]> {
     let setBased = 0;
-    try {
-      outcomes = await this.deps.db.transaction().execute(async (trx) => {
-        // each socket's charger power, read once for all sockets of the batch that have not cached it yet (the
-        // set-based path needs it; the socket keeps it until its next BootNotification)
-        const uncached = batch.filter((p) => p.ctx.cache && p.ctx.cache.maxPowerW === undefined).map((p) => p.ctx.chargerId);
-        const powers = await maxPowerWOf(trx, [...new Set(uncached)], this.deps.config.OCPP_MAX_POWER_W);
-        for (const p of batch) if (p.ctx.cache && p.ctx.cache.maxPowerW === undefined && powers.has(p.ctx.chargerId)) p.ctx.cache.maxPowerW = powers.get(p.ctx.chargerId)!;
-        const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
-        const now = this.deps.clock();
-        const readings = await applySetBased(trx, items, now);
-        const starts = await applySetBasedStarts(trx, items, now);
-        const set = items.map((_, i) => readings[i] ?? starts[i]);
-        const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
-        const all: EventOutcome[] = [];
-        for (const [i, p] of batch.entries()) {
-          const o = set[i];
-          if (o) {
-            setBased += 1;
-            all.push(o);
-          } else {
-            all.push(await handleChargerEvent(tdeps, p.ctx, p.ev));
-          }
+    const outcomes = await this.deps.db.transaction().execute(async (trx) => {
+      // each socket's charger power, read once for all sockets of the batch that have not cached it yet (the
+      // set-based path needs it; the socket keeps it until its next BootNotification)
+      const uncached = batch.filter((p) => p.ctx.cache && p.ctx.cache.maxPowerW === undefined).map((p) => p.ctx.chargerId);
+      const powers = await maxPowerWOf(trx, [...new Set(uncached)], this.deps.config.OCPP_MAX_POWER_W);
+      for (const p of batch) if (p.ctx.cache && p.ctx.cache.maxPowerW === undefined && powers.has(p.ctx.chargerId)) p.ctx.cache.maxPowerW = powers.get(p.ctx.chargerId)!;
+      const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
+      const now = this.deps.clock();
+      const readings = await applySetBased(trx, items, now);
+      const starts = await applySetBasedStarts(trx, items, now);
+      const set = items.map((_, i) => readings[i] ?? starts[i]);
+      const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
+      const all: EventOutcome[] = [];
+      for (const [i, p] of batch.entries()) {
+        const o = set[i];
+        if (o) {
+          setBased += 1;
+          all.push(o);
+        } else {
+          all.push(await handleChargerEvent(tdeps, p.ctx, p.ev));
         }
-        return all;
-      });
-    } catch {
-      // undone: each message on its own, with its own transaction, as the one-message path runs it; what it
-      // throws goes to its caller (retried when transient, quarantined when the data is unusable)
-      this.opts.onBatch?.({ size: batch.length, outcome: 'fallback', setBased: 0 });
-      await Promise.all(batch.map((p) => handleChargerEvent(this.deps, p.ctx, p.ev).then(p.resolve, p.reject)));
-      return;
-    }
+      }
+      return all;
+    });
     this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased });
-    for (const [i, p] of batch.entries()) p.resolve(outcomes[i]!);
+    return outcomes;
   }
 }
