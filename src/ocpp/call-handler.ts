@@ -7,6 +7,7 @@ import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import { withTransientRetry } from '../db/transient.ts';
 import type { AsidePart } from '../domain/charging/events.ts';
+import type { SocketCache } from '../domain/charging/handle-event.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
@@ -30,7 +31,7 @@ export interface CallSocket {
   /** when (deps.clock, ms) this connection last wrote last_seen_at; 0 = not yet */
   seenWrittenAt: number;
   /** derived per-charger values kept for the socket's lifetime (see EventContext.cache) */
-  cache: { maxPowerW?: number };
+  cache: SocketCache;
 }
 
 /** C4.10: log lines carry at most 2 KiB of charger-supplied text. */
@@ -64,7 +65,7 @@ export class CallHandler {
             maxInFlight: INGEST_BATCHES_IN_FLIGHT,
             onBatch: (b) => {
               metrics.ingestBatch.observe({ outcome: b.outcome }, b.size);
-              if (b.setBased) metrics.ingestMessages.inc({ path: 'set_based' }, b.setBased);
+              if (b.setBased) metrics.ingestMessages.inc({ path: b.oneStatement ? 'one_statement' : 'set_based' }, b.setBased);
               if (b.size - b.setBased) metrics.ingestMessages.inc({ path: b.outcome === 'fallback' ? 'fallback' : 'handler' }, b.size - b.setBased);
             },
           })

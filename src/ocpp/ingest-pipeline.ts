@@ -14,7 +14,8 @@
 // alone and a good one is never held back by it.
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
-import { applySetBased, applySetBasedStarts, type BatchItem } from '../domain/charging/batch.ts';
+import { applyRemembered, applySetBased, type BatchItem } from '../domain/charging/batch.ts';
+import { applySetBasedStarts } from '../domain/charging/batch-starts.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
 import { maxPowerWOf } from '../domain/charging/readings.ts';
@@ -31,7 +32,7 @@ export interface PipelineOptions {
   /** batches in flight at once (each holds one pooled connection) */
   maxInFlight: number;
   /** called once per batch: its size, how it went, and how many of its messages were written set-based (metrics) */
-  onBatch?: (b: { size: number; outcome: 'committed' | 'fallback'; setBased: number }) => void;
+  onBatch?: (b: { size: number; outcome: 'committed' | 'fallback'; setBased: number; oneStatement?: boolean }) => void;
 }
 
 export class IngestPipeline {
@@ -63,6 +64,12 @@ export class IngestPipeline {
   }
 
   private async run(batch: Pending[]): Promise<EventOutcome[]> {
+    // every message continues a session its socket remembers: one statement, no explicit transaction
+    const remembered = await applyRemembered(this.deps.db, batch.map(itemOf), this.deps.clock());
+    if (remembered) {
+      this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
+      return remembered;
+    }
     let setBased = 0;
     const outcomes = await this.deps.db.transaction().execute(async (trx) => {
       // each socket's charger power, read once for all sockets of the batch that have not cached it yet (the
@@ -70,7 +77,7 @@ export class IngestPipeline {
       const uncached = batch.filter((p) => p.ctx.cache && p.ctx.cache.maxPowerW === undefined).map((p) => p.ctx.chargerId);
       const powers = await maxPowerWOf(trx, [...new Set(uncached)], this.deps.config.OCPP_MAX_POWER_W);
       for (const p of batch) if (p.ctx.cache && p.ctx.cache.maxPowerW === undefined && powers.has(p.ctx.chargerId)) p.ctx.cache.maxPowerW = powers.get(p.ctx.chargerId)!;
-      const items: BatchItem[] = batch.map((p) => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev }));
+      const items = batch.map(itemOf);
       const now = this.deps.clock();
       const readings = await applySetBased(trx, items, now);
       const starts = await applySetBasedStarts(trx, items, now);
@@ -88,7 +95,9 @@ export class IngestPipeline {
       }
       return all;
     });
-    this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased });
+    this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased, oneStatement: false });
     return outcomes;
   }
 }
+
+const itemOf = (p: Pending): BatchItem => ({ chargerId: p.ctx.chargerId, maxPowerW: p.ctx.cache?.maxPowerW, ev: p.ev, cache: p.ctx.cache });

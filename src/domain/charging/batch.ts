@@ -13,12 +13,14 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
-import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, newReadingFlag, noTotals, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
+import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, newReadingFlag, readingRow, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
 
 export interface BatchItem {
   chargerId: string;
+  /** the socket's memory of its session (applyRemembered), updated after each set-based write */
+  cache?: { session?: SessionState } | undefined;
   /** the charger's maximum power in W, when the socket has it cached (else the item is not taken) */
   maxPowerW: number | undefined;
   ev: ChargerEvent;
@@ -42,7 +44,7 @@ export class BatchDiverged extends Error {
   }
 }
 
-const isRegister = (r: EnergyReading) => r.measurand === ENERGY_REGISTER && r.phase === '';
+export const isRegister = (r: EnergyReading) => r.measurand === ENERGY_REGISTER && r.phase === '';
 
 function candidateOf(item: BatchItem, index: number): Candidate | null {
   const { ev } = item;
@@ -87,8 +89,10 @@ function strictlyInTime(readings: EnergyReading[]): boolean {
   return true;
 }
 
-interface SessionState extends SessionEnergy {
+export interface SessionState extends SessionEnergy {
   id: string;
+  /** the row version (xmin) this state was read or written as */
+  x: string;
   charger_id: string;
   transaction_id: string;
   connector_id: number;
@@ -96,44 +100,34 @@ interface SessionState extends SessionEnergy {
   end_provisional: boolean;
 }
 
+const SESSION_COLUMNS = sql`s.id, s.xmin::text as x, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh,
+  s.held_wh, s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh`;
+
 /** The readings' anomalies as the one-message path stores them: the fold's for register readings (foldSteps). */
-function judge(readings: EnergyReading[], registers: EnergyReading[], judged: Array<{ anomaly: string | null }>, now: Date): Map<EnergyReading, string | null> {
+export function judge(readings: EnergyReading[], registers: EnergyReading[], judged: Array<{ anomaly: string | null }>, now: Date): Map<EnergyReading, string | null> {
   const anomalyOf = new Map(readings.map((r) => [r, arrivalFlag(r.measuredAt, now)]));
   registers.forEach((r, i) => anomalyOf.set(r, judged[i]!.anomaly));
   return anomalyOf;
 }
 
 /** New register readings as fold points (not stored yet: no anomaly, no review; their own flag: clock, signature). */
-const pointsOf = (registers: EnergyReading[], now: Date) =>
+export const pointsOf = (registers: EnergyReading[], now: Date) =>
   registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: newReadingFlag(r, now), anomaly: null, review: null }));
 
-/**
- * Writes the items this path can take, in the caller's transaction; returns each item's outcome by index
- * (undefined = not taken: the caller runs it through the one-message path). Throws BatchDiverged when a
- * reading turned out to be stored already (the caller undoes the transaction and runs every item alone).
- */
-export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
-  const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
-  const candidates = items.map(candidateOf).filter((c): c is Candidate => c !== null);
-  if (candidates.length === 0) return out;
-  await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
+type Update = { id: string; x: string; state: SessionState; totals: ReturnType<typeof totalsColumns>; lastWh: string | null; lastAt: Date | null; lastW: number | null; stop: Candidate['stop'] };
+interface Plan {
+  rows: Array<Record<string, unknown>>;
+  updates: Update[];
+  taken: Candidate[];
+}
 
-  // 1. the sessions, locked as the one-message path's update would lock them
-  const sessions = await sql<SessionState>`
-    select s.id, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh, s.held_wh,
-           s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh
-      from charging_sessions s
-      join unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
-        on s.charger_id = k.charger_id and s.transaction_id = k.transaction_id
-     order by s.id
-       for update of s`.execute(trx);
-  const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));
-
+/** The rows and session updates of the candidates whose session fits this path (the others are left out). */
+function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionState | undefined, now: Date): Plan {
   const rows: Array<Record<string, unknown>> = [];
-  const updates: Array<{ id: string; totals: ReturnType<typeof totalsColumns>; lastWh: string | null; lastAt: Date | null; lastW: number | null; stop: Candidate['stop'] }> = [];
+  const updates: Update[] = [];
   const taken: Candidate[] = [];
   for (const c of candidates) {
-    const s = byKey.get(`${c.chargerId}|${c.transactionId}`);
+    const s = sessionOf(c);
     if (!s) continue; // unknown transaction: sessionOrCreate / C4.6 placement
     // a provisionally closed session may be reopened by these readings: reopenIfStillRunning
     if (s.end_provisional && s.status === 'completed') continue;
@@ -149,24 +143,105 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
     }
     const last = registers[registers.length - 1];
     const lastW = last ? (last.powerW ?? null) : s.last_power_w;
-    updates.push({ id: s.id, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop });
+    updates.push({ id: s.id, x: s.x, state: s, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop });
     taken.push(c);
   }
-  if (taken.length === 0) return out;
+  return { rows, updates, taken };
+}
+
+/**
+ * Writes the items this path can take, in the caller's transaction; returns each item's outcome by index
+ * (undefined = not taken: the caller runs it through the one-message path). Throws BatchDiverged when a
+ * reading turned out to be stored already (the caller undoes the transaction and runs every item alone).
+ */
+export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
+  const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
+  const candidates = items.map(candidateOf).filter((c): c is Candidate => c !== null);
+  if (candidates.length === 0) return out;
+  await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
+
+  // 1. the sessions, locked as the one-message path's update would lock them
+  const sessions = await sql<SessionState>`
+    select ${SESSION_COLUMNS}
+      from charging_sessions s
+      join unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
+        on s.charger_id = k.charger_id and s.transaction_id = k.transaction_id
+     order by s.id
+       for update of s`.execute(trx);
+  const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));
+  const plan = planOf(candidates, (c) => byKey.get(`${c.chargerId}|${c.transactionId}`), now);
+  if (plan.taken.length === 0) return out;
 
   // a stop's id tag gets its verdict, as the one-message path gives it
-  const tagged = taken.filter((c) => c.stop?.idTag != null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.stop!.idTag! }));
+  const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.stop!.idTag! }));
   const verdicts = await verdictsOf(trx, tagged, now);
-  for (const c of taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
+  for (const c of plan.taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
 
+  const res = await writePlan(trx, plan);
+  if (res.stored > 0) throw new BatchDiverged();
+  if (!res.ok) throw new Error('set-based batch: a session locked by this transaction changed'); // cannot happen
+  remember(items, plan, res.xs);
+  for (const c of plan.taken) out[c.index] = c.outcome;
+  return out;
+}
+
+/**
+ * The batch in one statement and no explicit transaction, when every message of it continues a session whose row
+ * the socket remembers from its previous set-based write (SocketCache.session, with the row's xmin): no read, no
+ * BEGIN/COMMIT. The statement writes only if every session row is still that version (locked while it writes);
+ * else, or when anything in the batch does not fit, it writes nothing and returns null: the caller runs the
+ * batch the usual way, which reads the sessions afresh.
+ */
+export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
+  const candidates: Candidate[] = [];
+  for (const [i, item] of items.entries()) {
+    const c = candidateOf(item, i);
+    const s = item.cache?.session;
+    if (!c || c.stop || !s || s.charger_id !== c.chargerId || s.transaction_id !== c.transactionId) return null;
+    if (c.readings.some((r) => r.signedData !== null)) return null;
+    candidates.push(c);
+  }
+  const plan = planOf(candidates, (c) => items[c.index]!.cache!.session, now);
+  if (plan.taken.length !== items.length) return null;
+  const res = await writePlan(db, plan);
+  if (res.stored > 0 || !res.ok) {
+    for (const item of items) if (item.cache) delete item.cache.session;
+    return null;
+  }
+  remember(items, plan, res.xs);
+  return plan.taken.map((c) => c.outcome);
+}
+
+/** Each written session as its socket now knows it (a stopped one is forgotten). */
+function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
+  const xmin = new Map(xs.map((v) => v.split(' ') as [string, string]));
+  plan.updates.forEach((u, i) => {
+    const cache = items[plan.taken[i]!.index]!.cache;
+    if (!cache) return;
+    const x = xmin.get(u.id);
+    if (u.stop || x === undefined) {
+      delete cache.session;
+      return;
+    }
+    cache.session = { ...u.state, ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, x };
+  });
+}
+
+/**
+ * One statement writes a plan: it checks that no register reading is stored already and that every session row
+ * is the version the plan was made from, then inserts every reading and updates every session; or, when either
+ * check fails, writes nothing and says so.
+ */
+async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: boolean; xs: string[] }> {
   // 2. one statement writes it all: it checks that no register reading is stored already, then inserts every
   // reading and updates every session, or, when one is (the stored state is not what this path assumed), writes
   // nothing and says so; the caller then undoes the batch and lets the one-message path judge each message. That
   // never happens while the gateway's own invariant holds (only the process holding a charger's socket writes
   // its readings), and costs only a retry when it does.
+  const { rows, updates } = plan;
   const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
   const regs = rows.filter((r) => r.register);
-  const res = await sql<{ stored: number }>`
+  const res = await sql<{ stored: number; ok: boolean; xs: string[] }>`
     with stored as (
       select count(*)::int as n
         from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
@@ -175,6 +250,15 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
           on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
          and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
     ),
+    guard as (
+      -- every session still the row this batch was planned from (its xmin), locked until the end of the statement
+      select count(*) = ${updates.length} as ok from (
+        select s.id from charging_sessions s
+          join unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => u.x)}::text[]) as g(id, x) on s.id = g.id
+         where s.xmin::text = g.x
+         order by s.id
+           for update of s) l
+    ),
     readings as (
       insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
       select * from unnest(
@@ -182,7 +266,7 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
         ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
         ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
         ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
-       where (select n from stored) = 0
+       where (select n from stored) = 0 and (select ok from guard)
       on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
         session_id = coalesce(meter_readings.session_id, excluded.session_id),
         signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
@@ -210,18 +294,17 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
                     ${updates.map((u) => (u.stop?.meterStopWh == null ? null : u.stop.meterStopWh.toString()))}::bigint[],
                     ${updates.map((u) => u.stop?.reason ?? null)}::text[], ${updates.map((u) => u.stop?.idTag ?? null)}::text[])
              as u(id, energy, held, review_status, review_reason, last_w, last_wh, last_at, stop, ended_at, meter_stop, reason, tag)
-       where s.id = u.id and (select n from stored) = 0
-      returning 1
+       where s.id = u.id and (select n from stored) = 0 and (select ok from guard)
+      returning s.id, s.xmin::text as x
     )
-    select (select n from stored) as stored, (select count(*) from readings) as r, (select count(*) from sessions) as s`.execute(trx);
-  if ((res.rows[0]?.stored ?? 0) > 0) throw new BatchDiverged();
-
-  for (const c of taken) out[c.index] = c.outcome;
-  return out;
+    select (select n from stored) as stored, (select ok from guard) as ok, (select count(*) from readings) as r,
+           coalesce((select array_agg(id || ' ' || x) from sessions), '{}') as xs`.execute(db);
+  const row = res.rows[0];
+  return { stored: row?.stored ?? 0, ok: row?.ok ?? false, xs: row?.xs ?? [] };
 }
 
 /** The id-tag verdicts of many messages in one query, by item index (idTagVerdict's rule: verdictOfRow). */
-async function verdictsOf(trx: Db, tagged: Array<{ index: number; chargerId: string; idTag: string }>, now: Date): Promise<Map<number, IdTagVerdict>> {
+export async function verdictsOf(trx: Db, tagged: Array<{ index: number; chargerId: string; idTag: string }>, now: Date): Promise<Map<number, IdTagVerdict>> {
   const verdicts = new Map<number, IdTagVerdict>();
   if (tagged.length === 0) return verdicts;
   const rows = await sql<{ i: number; auth_policy: string | null; status: IdTagVerdict | null; expires_at: Date | null }>`
@@ -235,157 +318,4 @@ async function verdictsOf(trx: Db, tagged: Array<{ index: number; chargerId: str
     verdicts.set(r.i, verdictOfRow(row, now).verdict);
   }
   return verdicts;
-}
-
-// ---- starts ----------------------------------------------------------------------------------------------------
-
-interface StartCandidate {
-  index: number;
-  chargerId: string;
-  ev: Extract<ChargerEvent, { kind: 'transaction_started' }>;
-  maxW: number;
-  /** the start's readings (meterStart as Transaction.Begin first), merged */
-  readings: EnergyReading[];
-}
-
-function startCandidateOf(item: BatchItem, index: number): StartCandidate | null {
-  const { ev } = item;
-  if (ev.kind !== 'transaction_started' || ev.signed?.length) return null;
-  const readings = mergeReadings([...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings]);
-  const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
-  // more than one register reading needs the charger's power (the step rule) and a clear time order
-  if (times.length > 1 && item.maxPowerW === undefined) return null;
-  const sorted = [...times].sort((x, y) => x - y);
-  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return null;
-  return { index, chargerId: item.chargerId, ev, maxW: item.maxPowerW ?? 0, readings };
-}
-
-/**
- * Writes the starts of a batch (1.6 StartTransaction, 2.0.1 TransactionEvent Started) that open a new session,
- * set-based, in the caller's transaction, exactly as handle-event.ts `started` would: the id-tag verdicts in one
- * query, the connector's earlier open sessions closed provisionally in one, 1.6 transaction ids in one, and the
- * sessions with their readings and energy in one. A start whose session exists already (a resent start) or that
- * carries signed values is left to the one-message path (undefined). Throws BatchDiverged when one of its register
- * readings was stored already.
- */
-export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
-  const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
-  let starts = items.map(startCandidateOf).filter((c): c is StartCandidate => c !== null);
-  if (starts.length === 0) return out;
-
-  // 1. a session that exists already (2.0.1: its transaction id; 1.6: a resent start) goes the one-message way
-  const existing = await sql<{ i: number }>`
-    select u.i from unnest(${starts.map((_, i) => i)}::int[], ${starts.map((c) => c.chargerId)}::uuid[],
-                           ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.chargerTransactionId)}::text[],
-                           ${starts.map((c) => c.ev.startedAt)}::timestamptz[], ${starts.map((c) => c.ev.idTag)}::text[],
-                           ${starts.map((c) => (c.ev.meterStartWh === null ? null : c.ev.meterStartWh.toString()))}::bigint[])
-                    as u(i, charger_id, connector_id, tx, started_at, tag, mstart)
-     where exists (
-       select 1 from charging_sessions s
-        where s.charger_id = u.charger_id
-          and case when u.tx is not null then s.transaction_id = u.tx
-                   else s.connector_id = u.connector_id and s.started_at = u.started_at
-                        and s.id_tag is not distinct from u.tag and s.meter_start_wh is not distinct from u.mstart end)`.execute(trx);
-  const taken = new Set(existing.rows.map((r) => r.i));
-  starts = starts.filter((_, i) => !taken.has(i));
-  if (starts.length === 0) return out;
-  await judgeSignatures(trx, starts); // C5.5: each signed value's verdict, as storeReadings gives it
-
-  // 2. the id-tag verdicts (a start is recorded whatever its verdict)
-  const verdicts = await verdictsOf(
-    trx,
-    starts.filter((c) => c.ev.idTag !== null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.ev.idTag! })),
-    now,
-  );
-
-  // 3. a session left open on the connector, started before this one, is closed provisionally (C4.6)
-  await sql`
-    update charging_sessions s
-       set status = 'completed', end_provisional = true, ended_at = coalesce(s.last_reading_at, s.started_at),
-           meter_stop_wh = s.last_meter_wh, updated_at = now()
-      from unnest(${starts.map((c) => c.chargerId)}::uuid[], ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.startedAt)}::timestamptz[])
-           as u(charger_id, connector_id, before)
-     where s.charger_id = u.charger_id and s.status = 'active' and s.connector_id = u.connector_id and s.started_at < u.before`.execute(trx);
-
-  // 4. 1.6 transaction ids, one per start that has none
-  const needIds = starts.filter((c) => c.ev.chargerTransactionId === null);
-  const ids =
-    needIds.length === 0
-      ? []
-      : (await sql<{ id: number }>`select nextval('ocpp16_transaction_id_seq')::integer as id from generate_series(1, ${needIds.length})`.execute(trx)).rows.map((r) =>
-          String(r.id),
-        );
-  const txOf = new Map(needIds.map((c, k) => [c, ids[k]!]));
-
-  // 5. the sessions, their readings and energy: the forward-step rule over the start's own readings in time order
-  const sessions: Array<Record<string, unknown>> = [];
-  const rows: Array<Record<string, unknown>> = [];
-  for (const c of starts) {
-    const tx = c.ev.chargerTransactionId ?? txOf.get(c)!;
-    const registers = c.readings.filter(isRegister).sort((x, y) => x.measuredAt.getTime() - y.measuredAt.getTime());
-    const totals = noTotals();
-    const anomalyOf = judge(c.readings, registers, foldSteps(totals, null, pointsOf(registers, now), c.maxW), now);
-    const first = registers[0];
-    const last = registers[registers.length - 1];
-    const meterStart = c.ev.meterStartWh ?? first?.wh ?? null;
-    sessions.push({
-      charger_id: c.chargerId,
-      connector_id: c.ev.connectorId,
-      transaction_id: tx,
-      id_tag: c.ev.idTag,
-      started_at: c.ev.startedAt,
-      meter_start_wh: meterStart === null ? null : meterStart.toString(),
-      ...totalsColumns(totals),
-      last_meter_wh: last ? last.wh.toString() : null,
-      last_reading_at: last ? last.measuredAt : null,
-      last_power_w: last?.powerW ?? null,
-    });
-    for (const r of c.readings) {
-      rows.push({ ...readingRow(c.chargerId, c.ev.connectorId, null, r), transaction_id: tx, anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
-    }
-    out[c.index] = { kind: 'transaction_started', transactionId: tx, verdict: c.ev.idTag === null ? null : (verdicts.get(c.index) ?? 'Accepted'), aside: [] };
-  }
-  const s = <T>(f: (r: Record<string, unknown>) => T) => sessions.map(f);
-  const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
-  const regs = rows.filter((r) => r.register);
-  const res = await sql<{ stored: number }>`
-    with stored as (
-      select count(*)::int as n
-        from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
-                    ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
-        join meter_readings m
-          on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
-         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
-    ),
-    created as (
-      insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
-                                     review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
-      select * from unnest(${s((x) => x.charger_id)}::uuid[], ${s((x) => x.connector_id)}::int[], ${s((x) => x.transaction_id)}::text[],
-                           ${s((x) => x.id_tag)}::text[], ${s((x) => x.started_at)}::timestamptz[], ${s((x) => x.meter_start_wh)}::bigint[],
-                           ${s((x) => x.energy_wh)}::bigint[], ${s((x) => x.held_wh)}::bigint[], ${s((x) => x.review_status)}::text[],
-                           ${s((x) => x.review_reason)}::text[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[],
-                           ${s((x) => x.last_power_w)}::int[])
-       where (select n from stored) = 0
-      returning id, charger_id, transaction_id
-    ),
-    readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
-      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.signature_status, u.anomaly, u.power_w
-        from unnest(${col((r) => r.charger_id)}::uuid[], ${col((r) => r.transaction_id)}::text[], ${col((r) => r.connector_id)}::int[],
-                    ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
-                    ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
-                    ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
-             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
-        join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
-      on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
-        session_id = coalesce(meter_readings.session_id, excluded.session_id),
-        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        signature_status = ${keepSignatureStatus},
-        context = coalesce(meter_readings.context, excluded.context),
-        power_w = coalesce(meter_readings.power_w, excluded.power_w)
-      returning 1
-    )
-    select (select n from stored) as stored, (select count(*) from readings) as r`.execute(trx);
-  if ((res.rows[0]?.stored ?? 0) > 0) throw new BatchDiverged();
-  return out;
 }

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
+import type { SessionState } from './batch.ts';
 import { resolveCatalogModel } from '../catalog/resolve.ts';
 import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
@@ -31,7 +32,14 @@ export interface EventContext {
    * Held by the OCPP edge for the socket's lifetime: the charger's maximum power (derived from its catalog model,
    * which changes only on BootNotification, where it is dropped and read again).
    */
-  cache?: { maxPowerW?: number };
+  cache?: SocketCache;
+}
+
+/** What a socket remembers between its messages; the database stays the record (each use is checked against it). */
+export interface SocketCache {
+  maxPowerW?: number;
+  /** its session's row as the last set-based write left it (batch.ts applyRemembered) */
+  session?: SessionState;
 }
 
 async function chargerMaxW(deps: Deps, ctx: EventContext): Promise<number> {
@@ -47,7 +55,10 @@ export class UnplaceableMessage extends Error {}
 export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
   switch (ev.kind) {
     case 'boot':
-      if (ctx.cache) delete ctx.cache.maxPowerW;
+      if (ctx.cache) {
+        delete ctx.cache.maxPowerW;
+        delete ctx.cache.session;
+      }
       return boot(deps, ctx.chargerId, ev);
     case 'heartbeat':
       return { kind: 'heartbeat', currentTime: deps.clock() };

@@ -1,0 +1,160 @@
+// Set-based writing of the starts of a batch (1.6 StartTransaction, 2.0.1 TransactionEvent Started) for the ingest
+// pipeline's group commit; the readings that continue a session are in batch.ts.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, verdictsOf } from './batch.ts';
+import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
+import { ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns } from './readings.ts';
+import { registerReading } from './sessions.ts';
+import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
+
+interface StartCandidate {
+  index: number;
+  chargerId: string;
+  ev: Extract<ChargerEvent, { kind: 'transaction_started' }>;
+  maxW: number;
+  /** the start's readings (meterStart as Transaction.Begin first), merged */
+  readings: EnergyReading[];
+}
+
+function startCandidateOf(item: BatchItem, index: number): StartCandidate | null {
+  const { ev } = item;
+  if (ev.kind !== 'transaction_started' || ev.signed?.length) return null;
+  const readings = mergeReadings([...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings]);
+  const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
+  // more than one register reading needs the charger's power (the step rule) and a clear time order
+  if (times.length > 1 && item.maxPowerW === undefined) return null;
+  const sorted = [...times].sort((x, y) => x - y);
+  for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return null;
+  return { index, chargerId: item.chargerId, ev, maxW: item.maxPowerW ?? 0, readings };
+}
+
+/**
+ * Writes the starts of a batch (1.6 StartTransaction, 2.0.1 TransactionEvent Started) that open a new session,
+ * set-based, in the caller's transaction, exactly as handle-event.ts `started` would: the id-tag verdicts in one
+ * query, the connector's earlier open sessions closed provisionally in one, 1.6 transaction ids in one, and the
+ * sessions with their readings and energy in one. A start whose session exists already (a resent start) or that
+ * carries signed values is left to the one-message path (undefined). Throws BatchDiverged when one of its register
+ * readings was stored already.
+ */
+export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
+  const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
+  let starts = items.map(startCandidateOf).filter((c): c is StartCandidate => c !== null);
+  if (starts.length === 0) return out;
+
+  // 1. a session that exists already (2.0.1: its transaction id; 1.6: a resent start) goes the one-message way
+  const existing = await sql<{ i: number }>`
+    select u.i from unnest(${starts.map((_, i) => i)}::int[], ${starts.map((c) => c.chargerId)}::uuid[],
+                           ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.chargerTransactionId)}::text[],
+                           ${starts.map((c) => c.ev.startedAt)}::timestamptz[], ${starts.map((c) => c.ev.idTag)}::text[],
+                           ${starts.map((c) => (c.ev.meterStartWh === null ? null : c.ev.meterStartWh.toString()))}::bigint[])
+                    as u(i, charger_id, connector_id, tx, started_at, tag, mstart)
+     where exists (
+       select 1 from charging_sessions s
+        where s.charger_id = u.charger_id
+          and case when u.tx is not null then s.transaction_id = u.tx
+                   else s.connector_id = u.connector_id and s.started_at = u.started_at
+                        and s.id_tag is not distinct from u.tag and s.meter_start_wh is not distinct from u.mstart end)`.execute(trx);
+  const taken = new Set(existing.rows.map((r) => r.i));
+  starts = starts.filter((_, i) => !taken.has(i));
+  if (starts.length === 0) return out;
+  await judgeSignatures(trx, starts); // C5.5: each signed value's verdict, as storeReadings gives it
+
+  // 2. the id-tag verdicts (a start is recorded whatever its verdict)
+  const verdicts = await verdictsOf(
+    trx,
+    starts.filter((c) => c.ev.idTag !== null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.ev.idTag! })),
+    now,
+  );
+
+  // 3. a session left open on the connector, started before this one, is closed provisionally (C4.6)
+  await sql`
+    update charging_sessions s
+       set status = 'completed', end_provisional = true, ended_at = coalesce(s.last_reading_at, s.started_at),
+           meter_stop_wh = s.last_meter_wh, updated_at = now()
+      from unnest(${starts.map((c) => c.chargerId)}::uuid[], ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.startedAt)}::timestamptz[])
+           as u(charger_id, connector_id, before)
+     where s.charger_id = u.charger_id and s.status = 'active' and s.connector_id = u.connector_id and s.started_at < u.before`.execute(trx);
+
+  // 4. 1.6 transaction ids, one per start that has none
+  const needIds = starts.filter((c) => c.ev.chargerTransactionId === null);
+  const ids =
+    needIds.length === 0
+      ? []
+      : (await sql<{ id: number }>`select nextval('ocpp16_transaction_id_seq')::integer as id from generate_series(1, ${needIds.length})`.execute(trx)).rows.map((r) =>
+          String(r.id),
+        );
+  const txOf = new Map(needIds.map((c, k) => [c, ids[k]!]));
+
+  // 5. the sessions, their readings and energy: the forward-step rule over the start's own readings in time order
+  const sessions: Array<Record<string, unknown>> = [];
+  const rows: Array<Record<string, unknown>> = [];
+  for (const c of starts) {
+    const tx = c.ev.chargerTransactionId ?? txOf.get(c)!;
+    const registers = c.readings.filter(isRegister).sort((x, y) => x.measuredAt.getTime() - y.measuredAt.getTime());
+    const totals = noTotals();
+    const anomalyOf = judge(c.readings, registers, foldSteps(totals, null, pointsOf(registers, now), c.maxW), now);
+    const first = registers[0];
+    const last = registers[registers.length - 1];
+    const meterStart = c.ev.meterStartWh ?? first?.wh ?? null;
+    sessions.push({
+      charger_id: c.chargerId,
+      connector_id: c.ev.connectorId,
+      transaction_id: tx,
+      id_tag: c.ev.idTag,
+      started_at: c.ev.startedAt,
+      meter_start_wh: meterStart === null ? null : meterStart.toString(),
+      ...totalsColumns(totals),
+      last_meter_wh: last ? last.wh.toString() : null,
+      last_reading_at: last ? last.measuredAt : null,
+      last_power_w: last?.powerW ?? null,
+    });
+    for (const r of c.readings) {
+      rows.push({ ...readingRow(c.chargerId, c.ev.connectorId, null, r), transaction_id: tx, anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
+    }
+    out[c.index] = { kind: 'transaction_started', transactionId: tx, verdict: c.ev.idTag === null ? null : (verdicts.get(c.index) ?? 'Accepted'), aside: [] };
+  }
+  const s = <T>(f: (r: Record<string, unknown>) => T) => sessions.map(f);
+  const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
+  const regs = rows.filter((r) => r.register);
+  const res = await sql<{ stored: number }>`
+    with stored as (
+      select count(*)::int as n
+        from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
+                    ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
+        join meter_readings m
+          on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
+         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
+    ),
+    created as (
+      insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
+                                     review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
+      select * from unnest(${s((x) => x.charger_id)}::uuid[], ${s((x) => x.connector_id)}::int[], ${s((x) => x.transaction_id)}::text[],
+                           ${s((x) => x.id_tag)}::text[], ${s((x) => x.started_at)}::timestamptz[], ${s((x) => x.meter_start_wh)}::bigint[],
+                           ${s((x) => x.energy_wh)}::bigint[], ${s((x) => x.held_wh)}::bigint[], ${s((x) => x.review_status)}::text[],
+                           ${s((x) => x.review_reason)}::text[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[],
+                           ${s((x) => x.last_power_w)}::int[])
+       where (select n from stored) = 0
+      returning id, charger_id, transaction_id
+    ),
+    readings as (
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
+      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.signature_status, u.anomaly, u.power_w
+        from unnest(${col((r) => r.charger_id)}::uuid[], ${col((r) => r.transaction_id)}::text[], ${col((r) => r.connector_id)}::int[],
+                    ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
+                    ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
+                    ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
+             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
+        join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
+      on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
+        session_id = coalesce(meter_readings.session_id, excluded.session_id),
+        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
+        signature_status = ${keepSignatureStatus},
+        context = coalesce(meter_readings.context, excluded.context),
+        power_w = coalesce(meter_readings.power_w, excluded.power_w)
+      returning 1
+    )
+    select (select n from stored) as stored, (select count(*) from readings) as r`.execute(trx);
+  if ((res.rows[0]?.stored ?? 0) > 0) throw new BatchDiverged();
+  return out;
+}
