@@ -14,8 +14,12 @@ import { currentConnections, markConnected, markDisconnected, releaseInstance } 
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
+import { ConnectionNotices } from './connection-notices.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
+
+/** the full sweep for sockets taken over elsewhere runs every 30 polls (60 s): the bus event is the fast path */
+const SWEEP_EVERY_TICKS = 30;
 
 export interface OcppSession {
   chargerId: string;
@@ -37,12 +41,15 @@ export class LiveRegistry implements CommandExecutor {
   private readonly unsubscribe: Array<() => void> = [];
   private readonly closing = new Set<Promise<unknown>>();
   private readonly calls: CallHandler;
+  private readonly notices: ConnectionNotices;
+  private ticks = 0;
 
   constructor(
     private readonly deps: Deps,
     private readonly metrics: OcppMetrics,
   ) {
     this.calls = new CallHandler(deps, metrics);
+    this.notices = new ConnectionNotices(deps, this.instanceId);
   }
 
   /** The upgrade's credential lookup in batches, when the connect path is batched. */
@@ -63,6 +70,7 @@ export class LiveRegistry implements CommandExecutor {
       .then(() => {
         held.recorded = true;
         publishChargerChanges(this.deps, [chargerId]); // C7.1: online (once the row is committed)
+        this.notices.announce(chargerId); // C4.2: another process holding an older socket closes it
       })
       .catch((err) => this.deps.logger.error({ err, chargerId }, 'ocpp: could not record the connection'));
     const who = { identity: client.identity, chargerId };
@@ -143,9 +151,11 @@ export class LiveRegistry implements CommandExecutor {
 
   /**
    * Cross-process work, while this process holds sockets: a command for one of our chargers written by another
-   * process arrives as a bus event (LISTEN/NOTIFY) and is executed at once; every 2 s, as a fallback for an event
-   * lost (the listening connection was down), pending commands are read from their table, and sockets another
-   * process has taken over (a newer connection of the same charger, C4.2) are closed.
+   * process arrives as a bus event (LISTEN/NOTIFY) and is executed at once, and so does the news that another
+   * process recorded a newer connection of one of our chargers (C4.2: the older socket here is closed). As a
+   * fallback for an event lost (the listening connection was down), pending commands are read from their table
+   * every 2 s, and every SWEEP_EVERY_TICKS × 2 s (and after the bus reconnected) all our sockets are checked against
+   * their live-state rows.
    */
   private ensurePoller(): void {
     if (this.poller) return;
@@ -156,14 +166,21 @@ export class LiveRegistry implements CommandExecutor {
           if (p.instance !== this.instanceId || typeof p.id !== 'string') return;
           this.execute(p.id).catch((err) => this.deps.logger.warn({ err }, 'ocpp: command failed'));
         }),
-        bus.onResync(() => void this.pollCommands()),
+        bus.onResync(() => {
+          void this.pollCommands();
+          void this.closeSuperseded().catch(() => {});
+        }),
+        this.notices.subscribe((ids) => {
+          this.closeSuperseded(ids).catch((err) => this.deps.logger.warn({ err }, 'ocpp: superseded-connection check failed'));
+        }),
       );
     }
     this.poller = setInterval(() => {
       if (this.polling || this.held.size === 0) return;
       this.polling = true;
+      const sweep = ++this.ticks % SWEEP_EVERY_TICKS === 0;
       this.pollCommands()
-        .then(() => this.closeSuperseded())
+        .then(() => (sweep ? this.closeSuperseded() : undefined))
         .catch((err) => this.deps.logger.warn({ err }, 'ocpp: superseded-connection sweep failed'))
         .finally(() => {
           this.polling = false;
@@ -181,10 +198,12 @@ export class LiveRegistry implements CommandExecutor {
     }
   }
 
-  private async closeSuperseded(): Promise<void> {
+  /** Closes those of our sockets (all, or the given chargers') whose live-state row names a newer connection. */
+  private async closeSuperseded(chargerIds?: string[]): Promise<void> {
     // Only connections whose own row was written before the read can be judged by it: a socket still in its
     // markConnected (a ramp-up or a storm) would otherwise be taken for the stale one and dropped mid-boot.
-    const judged = new Map([...this.held].filter(([, h]) => h.recorded));
+    const candidates = chargerIds ? chargerIds.flatMap((id) => (this.held.has(id) ? [[id, this.held.get(id)!] as const] : [])) : [...this.held];
+    const judged = new Map(candidates.filter(([, h]) => h.recorded));
     if (judged.size === 0) return;
     const current = await currentConnections(this.deps, [...judged.keys()]);
     for (const [chargerId, held] of judged) {
@@ -210,6 +229,7 @@ export class LiveRegistry implements CommandExecutor {
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
     for (const u of this.unsubscribe.splice(0)) u();
+    this.notices.close();
     const heldIds = [...this.held.keys()];
     await Promise.all([...this.held.values()].map((h) => h.queue));
     await this.flushSeen();

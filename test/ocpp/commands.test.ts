@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, connectCharger, flushSeen } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 let other: TestService;
@@ -82,6 +82,9 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
   it('closes the older socket when a newer connection of the charger lands on another process', async () => {
     const ch = await anOcppCharger(svc, user);
     const older = await connectCharger(svc, ch, 'ocpp1.6');
+    // the older socket has nothing left to write (its last_seen note is written): only the newer connection's
+    // announcement on the event bus can tell its process to close it (the full sweep runs every 60 s)
+    await flushSeen(svc);
     const gone = new Promise((resolve) => older.once('close', resolve));
     const newer = await connectCharger(other, ch, 'ocpp1.6');
     try {

@@ -3,8 +3,9 @@
 // socket connected or closed, an operator's review decision), so a reader that re-reads the charger sees it.
 //
 // The event carries charger ids only: the streams read the item itself from PostgreSQL (the same query as
-// GET /chargers). The ids published in one turn of the event loop (every message of a committed ingest batch
-// resolves in the same turn) go out together, as few notifications as fit NOTIFY's 8000-byte payload.
+// GET /chargers). The ids published within PUBLISH_WINDOW_MS of the first one go out together, as few
+// notifications as fit NOTIFY's 8000-byte payload: at a steady fleet rate each batch commits alone, and one NOTIFY
+// per batch would cost as many statements as the batches themselves. A stream reads at most every 200 ms anyway.
 import type { Bus } from '../../db/bus.ts';
 import type { Deps } from '../../deps.ts';
 
@@ -12,10 +13,12 @@ export const CHARGER_CHANGED = 'charger_changed';
 
 /** ids per notification: a uuid and its JSON quotes and comma are 39 bytes, 180 of them stay under 7,900 */
 const IDS_PER_EVENT = 180;
+/** how long the ids of later commits may join the first one's notification */
+export const PUBLISH_WINDOW_MS = 100;
 
 const pending = new WeakMap<Bus, { deps: Deps; ids: Set<string> }>();
 
-/** Marks the chargers changed; the bus event follows in the next turn of the event loop. Never throws. */
+/** Marks the chargers changed; the bus event follows within PUBLISH_WINDOW_MS. Never throws. */
 export function publishChargerChanges(deps: Deps, chargerIds: Iterable<string>): void {
   const bus = deps.bus;
   if (!bus) return;
@@ -24,10 +27,10 @@ export function publishChargerChanges(deps: Deps, chargerIds: Iterable<string>):
     const fresh = { deps, ids: new Set<string>() };
     pending.set(bus, fresh);
     p = fresh;
-    setImmediate(() => {
+    setTimeout(() => {
       pending.delete(bus);
       void flush(bus, fresh.deps, [...fresh.ids]);
-    });
+    }, PUBLISH_WINDOW_MS);
   }
   for (const id of chargerIds) p.ids.add(id);
 }
