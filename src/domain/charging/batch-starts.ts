@@ -2,7 +2,7 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, verdictsOf } from './batch.ts';
+import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, type SessionState, verdictsOf } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
@@ -117,7 +117,8 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   const s = <T>(f: (r: Record<string, unknown>) => T) => sessions.map(f);
   const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
   const regs = rows.filter((r) => r.register);
-  const res = await sql<{ stored: number }>`
+  type Made = Pick<SessionState, 'id' | 'charger_id' | 'x' | 'status' | 'end_provisional'>;
+  const res = await sql<{ stored: number; made: Made[] }>`
     with stored as (
       select count(*)::int as n
         from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
@@ -135,7 +136,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
                            ${s((x) => x.review_reason)}::text[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[],
                            ${s((x) => x.last_power_w)}::int[])
        where (select n from stored) = 0
-      returning id, charger_id, transaction_id
+      returning id, charger_id, transaction_id, xmin::text as x, status, end_provisional
     ),
     readings as (
       insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
@@ -154,7 +155,16 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
         power_w = coalesce(meter_readings.power_w, excluded.power_w)
       returning 1
     )
-    select (select n from stored) as stored, (select count(*) from readings) as r`.execute(trx);
+    select (select n from stored) as stored, (select count(*) from readings) as r,
+           coalesce((select json_agg(json_build_object('id', id, 'charger_id', charger_id, 'x', x, 'status', status, 'end_provisional', end_provisional))
+                       from created), '[]') as made`.execute(trx);
   if ((res.rows[0]?.stored ?? 0) > 0) throw new BatchDiverged();
+  // each socket remembers its new session as written (its next readings can then go as one statement: batch.ts)
+  const made = new Map((res.rows[0]?.made ?? []).map((m) => [m.charger_id, m]));
+  starts.forEach((c, k) => {
+    const m = made.get(c.chargerId);
+    const cache = items[c.index]!.cache;
+    if (m && cache) cache.session = { ...sessions[k], ...m, connector_id: c.ev.connectorId } as SessionState;
+  });
   return out;
 }
