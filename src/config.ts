@@ -140,6 +140,8 @@ export const configSchema = z.object({
   OCPP_MAX_FRAME_BYTES: int(262_144, 1024),
   OCPP_DEFAULT_PROTOCOL: z.enum(['ocpp1.6', 'ocpp2.0.1', 'refuse']).default('ocpp1.6'),
   OCPP_CALL_TIMEOUT_SECONDS: int(30, 1),
+  // WebSocket ping to a charger that has been silent this long (a socket that sends messages is not pinged)
+  OCPP_PING_INTERVAL_SECONDS: int(60, 5),
   OCPP_MAX_POWER_W: int(22_000, 1),
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
