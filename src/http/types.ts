@@ -17,5 +17,5 @@ export type App = FastifyInstance<
   ZodTypeProvider
 >;
 
-/** Every routes file exports one of these; src/http/routes/areas/<area>.ts lists them. */
+/** Every routes file exports one of these; src/http/routes/index.ts lists them. */
 export type RouteRegistrar = (app: App, deps: Deps) => void | Promise<void>;

@@ -1,4 +1,4 @@
-// A scheduled job: one <name>.job.ts per job, listed in src/jobs/areas/<area>.ts. The scheduler runs it on
+// A scheduled job: one <name>.job.ts per job, listed in src/jobs/registry.ts. The scheduler runs it on
 // its cron (one process at a time, under a PostgreSQL advisory lock); POST /admin/jobs/:job/run runs it now.
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
