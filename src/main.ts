@@ -15,7 +15,7 @@ import type { App, RouteRegistrar } from './http/types.ts';
 import { loadBundledCatalog } from './domain/catalog/load.ts';
 import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { createLogger } from './logger.ts';
-import { beginStartup } from './lib/startup.ts';
+import type { StartupState } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
 import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
 import { ensureReadingPartitions } from './jobs/partitions.job.ts';
@@ -25,7 +25,9 @@ import {
   writeDemoCredentials,
   type DemoCredentials,
 } from './domain/platform/seed.ts';
-import { appPlugins, createServices } from './services.ts';
+import { appPlugins } from './http/plugins/index.ts';
+import { createEanRegister } from './domain/ean/register.ts';
+import { createMailer } from './domain/invites/mailer.ts';
 
 export interface Service {
   app: App;
@@ -67,11 +69,12 @@ export async function startService(opts: StartOptions): Promise<Service> {
     metrics: new Registry(),
     cipher: createCipher(resolveEncryptionKey(config)),
     bus: createBus(handle, logger),
-    services: {},
+    eanRegister: createEanRegister(config, handle.db),
+    mailer: createMailer(config),
   };
-  Object.assign(deps.services, await createServices(deps));
   // /readyz: 503 until the end of this function (migrations are already applied here)
-  const startup = beginStartup(deps.services, 'creating the month partitions');
+  const startup: StartupState = { step: 'creating the month partitions', complete: false };
+  deps.startup = startup;
   // this month's and the coming months' meter_readings partitions exist before any charger is accepted
   await ensureReadingPartitions(deps);
   startup.step = 'loading the catalog';
@@ -87,6 +90,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   if (opts.listen !== false) {
     await app.ready();
     ocpp = await attachOcpp(app.server, deps);
+    deps.ocpp = ocpp.registry; // operator commands for this process's sockets
     const address = await app.listen({ port: config.PORT, host: config.HOST });
     url = config.PORT === 0 ? address.replace('0.0.0.0', '127.0.0.1') : config.PUBLIC_BASE_URL;
     // Port 0 (tests): the links the service hands out must name the port it really got.
@@ -123,8 +127,10 @@ export async function startService(opts: StartOptions): Promise<Service> {
       stopped = true;
       await scheduler?.stop();
       await ocpp?.close();
+      delete deps.ocpp;
       await closeGracefully(app);
       await deps.bus?.close();
+      deps.mailer?.close();
       await handle.close();
     },
   };

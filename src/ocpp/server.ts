@@ -14,6 +14,8 @@ import { createOcppMetrics } from './metrics.ts';
 import type { Handshake, RpcClient } from './rpc.ts';
 
 export interface OcppServerHandle {
+  /** this process's sockets (deps.ocpp, set by startService) */
+  registry: LiveRegistry;
   close(): Promise<void>;
 }
 
@@ -21,7 +23,6 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
   const metrics = createOcppMetrics(deps.metrics);
   const registry = new LiveRegistry(deps, metrics);
   const lease = await startInstanceLease(deps, registry.instanceId); // C4.8: before any charger connects
-  deps.services.ocpp = registry;
 
   const rpc = new RPCServer({
     protocols: [...PROTOCOLS],
@@ -100,13 +101,13 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
   server.on('upgrade', onUpgrade);
 
   return {
+    registry,
     async close() {
       server.off('upgrade', onUpgrade);
       bounds.close();
       await rpc.close({ force: true });
       await registry.close();
       await lease.stop();
-      delete deps.services.ocpp;
     },
   };
 }

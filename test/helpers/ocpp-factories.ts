@@ -118,5 +118,5 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 5000): Pro
 
 /** Writes the service's pending last_seen_at notes now (the OCPP edge writes them every 250 ms). */
 export async function flushSeen(svc: TestService): Promise<void> {
-  await (svc.deps.services.ocpp as { flushSeen(): Promise<void> }).flushSeen();
+  await svc.deps.ocpp!.flushSeen();
 }

@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 const busOf = (s: TestService) => s.deps.bus as Bus;
-const instanceOf = (s: TestService) => (s.deps.services.ocpp as { instanceId: string }).instanceId;
+const instanceOf = (s: TestService) => s.deps.ocpp!.instanceId;
 
 describe('event bus over LISTEN/NOTIFY', () => {
   it('delivers an event to every subscribing instance; in a transaction only on commit', async () => {

@@ -91,7 +91,7 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
       await gone;
       expect(await newer.call('Heartbeat', {})).toHaveProperty('currentTime');
       const st = await svc.deps.db.selectFrom('ocpp_chargers').selectAll().where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
-      expect(st).toMatchObject({ connected: true, instance_id: (other.deps.services.ocpp as { instanceId: string }).instanceId });
+      expect(st).toMatchObject({ connected: true, instance_id: other.deps.ocpp!.instanceId });
     } finally {
       await newer.close();
     }

@@ -30,7 +30,7 @@ afterAll(async () => {
   await a?.close();
 });
 
-const instanceOf = (s: TestService) => (s.deps.services.ocpp as { instanceId: string }).instanceId;
+const instanceOf = (s: TestService) => s.deps.ocpp!.instanceId;
 const lapse = (s: TestService) =>
   s.deps.db.updateTable('ocpp_instances').set({ expires_at: sql<Date>`now() - interval '1 second'` }).where('id', '=', instanceOf(s)).execute();
 const renew = (s: TestService) =>

@@ -29,7 +29,7 @@ export interface CommandExecutor {
 }
 
 export function executorOf(deps: Deps): CommandExecutor | undefined {
-  return deps.services.ocpp as CommandExecutor | undefined;
+  return deps.ocpp;
 }
 
 export interface CommandResult {

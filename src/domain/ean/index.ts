@@ -3,7 +3,7 @@
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
 import { hasValidCheckDigit, isEighteenDigits, looksDutch } from './ean.ts';
-import { eanRegisterOf, EanRegisterUnavailable, type RegisterAddress } from './register.ts';
+import { EanRegisterUnavailable, type RegisterAddress } from './register.ts';
 
 export * from './ean.ts';
 export * from './register.ts';
@@ -49,7 +49,7 @@ export async function validateEanAgainstRegister(
     throw new DomainError('ean_not_dutch', `EAN ${ean} does not look Dutch (a Dutch connection EAN starts with 871).`);
   }
   try {
-    const verdict = await eanRegisterOf(deps).check(ean, address);
+    const verdict = await deps.eanRegister.check(ean, address);
     if (verdict.outcome === 'matched') return 'matched';
     if (verdict.outcome === 'mismatched') {
       throw new DomainError('ean_address_mismatch', verdict.detail ?? `The EAN register does not list EAN ${ean} at this address.`);
@@ -89,7 +89,7 @@ export async function recheckUnverifiedEans(deps: Deps, opts: { partnerId?: stri
     .orderBy('c.created_at');
   if (opts.partnerId) q = q.where('a.partner_id', '=', opts.partnerId);
   const rows = await q.execute();
-  const register = eanRegisterOf(deps);
+  const register = deps.eanRegister;
   const out: RecheckResult = { checked: rows.length, matched: 0, mismatched: 0, unverified: 0, failed: 0 };
   for (const c of rows) {
     let next: 'matched' | 'mismatched' | 'unverified';

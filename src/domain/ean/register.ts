@@ -1,9 +1,9 @@
 // C2.7 / C3.3 EAN register: one interface (check + lookupByAddress; the partner area uses lookupByAddress),
-// two implementations, the instance at deps.services.eanRegister (src/services.ts):
+// two implementations, the instance at deps.eanRegister (built in src/main.ts by createEanRegister):
 //  - TableEanRegister: the embedded default, rows loaded through POST /admin/ean-register;
 //  - HttpEanRegister: an adapter for a real register at EAN_REGISTER_URL (contract in docs/onboarding.md).
 // Both answer two questions (where is this EAN, which EANs are at this address) and share one verdict.
-import type { Deps } from '../../deps.ts';
+import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import { normaliseAddition, normaliseHouseNumber, normalisePostalCode } from './ean.ts';
 
@@ -25,10 +25,9 @@ export interface EanRegister extends RegisterSource {
   lookupByAddress(address: RegisterAddress): Promise<string[]>;
 }
 
-/** The register of this process: services.eanRegister (src/services.ts), else the table-backed default. */
-export function eanRegisterOf(deps: Deps): EanRegister {
-  const r = deps.services['eanRegister'] as EanRegister | undefined;
-  return r ?? new TableEanRegister(deps.db);
+/** The register of this process (C2.7): the HTTP adapter when EAN_REGISTER_URL is set, else the table-backed one. */
+export function createEanRegister(config: Pick<Config, 'EAN_REGISTER_URL' | 'EAN_REGISTER_TOKEN'>, db: Db): EanRegister {
+  return config.EAN_REGISTER_URL ? new HttpEanRegister(config.EAN_REGISTER_URL, config.EAN_REGISTER_TOKEN) : new TableEanRegister(db);
 }
 
 export interface RegisterEntry extends RegisterAddress {

@@ -4,7 +4,6 @@
 // suppression list. Suppressed addresses are never sent to. One process runs the job at a time (scheduler).
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { mailerOf } from './mailer.ts';
 import { unsubscribeUrl } from './outbox.ts';
 
 export const MAX_ATTEMPTS = 5;
@@ -29,7 +28,7 @@ const isHardBounce = (e: SmtpError) =>
   typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600 && /RCPT/i.test(e.command ?? '');
 
 export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): Promise<DeliveryRun> {
-  const mailer = mailerOf(deps);
+  const mailer = deps.mailer;
   const out: DeliveryRun = { smtp: !!mailer, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 };
   if (!mailer) return out;
   const now = deps.clock();

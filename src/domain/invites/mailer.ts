@@ -1,9 +1,8 @@
 // C3.5: SMTP delivery with nodemailer when SMTP_URL is set (smtp://user:pass@host:port, smtps://…).
-// The service lives at deps.services.mailer (src/services.ts, partner line); without SMTP_URL there is none
+// The instance is deps.mailer (built in src/main.ts by createMailer); without SMTP_URL there is none
 // and messages stay queued in the outbox, visible through GET /admin/outbox.
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.ts';
-import type { Deps } from '../../deps.ts';
 
 export interface OutgoingMail {
   to: string;
@@ -37,10 +36,4 @@ export function createMailer(config: Config): Mailer | null {
   };
 }
 
-/** src/services.ts factory of the partner area. */
-export const mailerService = (deps: Deps) => {
-  const mailer = createMailer(deps.config);
-  return mailer ? { mailer } : {};
-};
 
-export const mailerOf = (deps: Deps): Mailer | null => (deps.services['mailer'] as Mailer | undefined) ?? null;

@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.ts';
 import type { AddressIgnoredReason, EanStatus } from '../../db/tables/partner.ts';
 import { normaliseAddition } from '../ean/ean.ts';
-import { checkEan, eanRegisterOf, EanRegisterUnavailable } from '../ean/index.ts';
+import { checkEan, EanRegisterUnavailable } from '../ean/index.ts';
 
 export interface DraftAddress {
   postal_code: string;
@@ -22,7 +22,7 @@ export interface EanLookupResult {
 
 /** EANs the register lists at this address: the exact addition first, else every EAN at the number. */
 async function eansAtAddress(deps: Deps, a: DraftAddress): Promise<string[]> {
-  const entries = await eanRegisterOf(deps).findByAddress(a);
+  const entries = await deps.eanRegister.findByAddress(a);
   const want = normaliseAddition(a.house_number_addition);
   const exact = entries.filter((e) => normaliseAddition(e.house_number_addition) === want);
   const chosen = exact.length > 0 || want !== '' ? exact : entries;
@@ -44,7 +44,7 @@ export async function lookupDraftEan(
   }
   try {
     if (ean) {
-      const v = await checkEan(eanRegisterOf(deps), ean, address);
+      const v = await checkEan(deps.eanRegister, ean, address);
       return v.outcome === 'mismatch'
         ? { ean_status: 'resolved', ean_code: ean, ean_candidates: [], address_ignored: 'ean_mismatch' }
         : { ean_status: 'resolved', ean_code: ean, ean_candidates: [] };

@@ -3,7 +3,6 @@
 import { z } from 'zod';
 import { ping } from '../../db/database.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
-import { startupOf } from '../../lib/startup.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { bearerOf, INVALID_TOKEN } from '../auth.ts';
 import { timingSafeEqualStr } from '../../lib/secrets.ts';
@@ -39,7 +38,7 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (_req, reply) => {
-      const startup = startupOf(deps.services);
+      const startup = deps.startup;
       if (startup && !startup.complete) {
         return reply.code(503).send({ error: 'not_ready', detail: `Start-up is not complete: ${startup.step}.` });
       }
