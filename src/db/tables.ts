@@ -1,4 +1,4 @@
-// The typed database: the core tables plus each area's own. Each area owns its file under tables/.
+// The typed database: every table once, with all its columns as the migrations define them, in files by subject.
 import type { CoreTables } from './tables/core.ts';
 import type { OnboardingTables } from './tables/onboarding.ts';
 import type { OcppTables } from './tables/ocpp.ts';

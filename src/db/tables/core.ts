@@ -1,4 +1,5 @@
-// Typed tables of migrations/0001_core.sql. pg returns int8/numeric as strings, timestamptz as Date.
+// The accounts, credentials, chargers, sessions, readings and monthly energy (migrations/0001_core.sql and the columns
+// later migrations add to them). pg returns int8/numeric as strings, timestamptz as Date.
 import type { ColumnType, Generated } from 'kysely';
 
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -209,6 +210,15 @@ export interface EnergyMonthsTable {
   registered_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** migrations/0040: the month's ERE once reviewed, and its review */
+  ere: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  review_started_at: NullableTimestamp;
+  rejected_at: NullableTimestamp;
+  review_note: ColumnType<string | null, string | null | undefined, string | null>;
+  /** migrations/0057: the excess above the connection's capacity, Wh, and its hold (C5.5) */
+  held_wh: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
+  hold_reason: ColumnType<'connection_capacity' | null, 'connection_capacity' | null | undefined, 'connection_capacity' | null>;
+  hold_status: ColumnType<'held' | 'accepted' | 'rejected' | null, 'held' | 'accepted' | 'rejected' | null | undefined, 'held' | 'accepted' | 'rejected' | null>;
 }
 
 export interface RateLimitsTable {

@@ -1,19 +1,7 @@
-// Tables added by the energy migrations (migrations/0040_energy_ledger.sql, owned by the energy area).
-// Columns added to the core table energy_months are typed in EnergyMonthsExtra and read through casts.
+// Tables added by the energy migrations (migrations/0040_energy_ledger.sql, 0041); the columns they add to
+// energy_months are typed with that table in core.ts.
 import type { ColumnType, Generated } from 'kysely';
 import type { NullableTimestamp, Numeric } from './core.ts';
-
-/** Columns 0040 and 0057 add to energy_months (core.ts cannot be merged; queries use sql<...> for these). */
-export interface EnergyMonthsExtra {
-  ere: string | null;
-  review_started_at: Date | null;
-  rejected_at: Date | null;
-  review_note: string | null;
-  /** migrations/0057: the excess above the connection's capacity, Wh, and its hold (C5.5) */
-  held_wh: string;
-  hold_reason: 'connection_capacity' | null;
-  hold_status: 'held' | 'accepted' | 'rejected' | null;
-}
 
 export interface EreSalesTable {
   id: Generated<string>;

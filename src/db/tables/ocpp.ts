@@ -1,4 +1,4 @@
-// Tables added by the ocpp migrations (migrations/0020_ocpp.sql, owned by the ocpp area).
+// The charger-side tables: OCPP live state, id tokens, quarantine, commands, instances, stream slots (0020 and later).
 import type { ColumnType, Generated } from 'kysely';
 import type { NullableTimestamp, Timestamp } from './core.ts';
 

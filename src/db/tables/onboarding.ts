@@ -1,4 +1,4 @@
-// Tables added by the onboarding migrations (migrations/0010_onboarding.sql, owned by the onboarding area).
+// The onboarding tables: mandates and mandate links, the embedded EAN register (migrations 0010 and later).
 import type { Generated } from 'kysely';
 import type { NullableTimestamp, Timestamp } from './core.ts';
 

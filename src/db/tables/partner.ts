@@ -1,4 +1,4 @@
-// Tables added by the partner migrations (migrations/0030_partner_drafts.sql, owned by the partner area).
+// The partner tables: upload batches, drafts, referral codes, the outbox and e-mail suppressions (0030 and later).
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
 import type { NullableTimestamp } from './core.ts';
 
