@@ -137,7 +137,7 @@ describe('HTTP connection cap (C4.12)', () => {
 describe('TLS: handshakes are bounded and counted (C4.12)', () => {
   let svc: TestService;
   beforeAll(async () => {
-    const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '../platform/fixtures');
+    const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '../service/fixtures');
     svc = await createTestService({
       listen: true,
       env: {

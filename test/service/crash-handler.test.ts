@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 
-const preload = path.resolve('test/platform/fixtures/crash-on-signal.mjs');
+const preload = path.resolve('test/service/fixtures/crash-on-signal.mjs');
 const started: ServiceProcess[] = [];
 const dbs: TestDb[] = [];
 const dirs: string[] = [];

@@ -34,6 +34,6 @@ describe('npm start (PGlite)', () => {
     }
     expect(await first.kill('SIGTERM')).toBe(0);
     expect(first.output()).toContain('shutting down');
-    // a second start on this data dir does not seed again: test/platform/seed.test.ts (in process, cheaper)
+    // a second start on this data dir does not seed again: test/service/seed.test.ts (in process, cheaper)
   }, 120_000);
 });

@@ -171,7 +171,7 @@ describe('invites by SMTP', () => {
   it('admin suppressions stop queued mail; without SMTP nothing is sent and mail stays in the outbox', async () => {
     await postCustomers(svc, partner.apiKey, { consent: true, customers: [{ name: 'Piet', email: 'piet@klant.nl' }, { name: 'Kees', email: 'kees@klant.nl' }] });
     // without a mailer (SMTP_URL unset) the job sends nothing and the messages stay queued
-    expect(await deliverOutbox({ ...svc.deps, services: {} })).toEqual({ smtp: false, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 });
+    expect(await deliverOutbox({ ...svc.deps, mailer: null })).toEqual({ smtp: false, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 });
     const add = await svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email: 'Piet@klant.nl' } });
     expect(add.statusCode).toBe(201);
     expect(add.json()).toEqual({ ok: true, email: 'piet@klant.nl', reason: 'manual', created: true });
