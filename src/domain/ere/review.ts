@@ -209,7 +209,7 @@ export async function startDueReviews(deps: Deps): Promise<{ moved: number; mont
   if (due.length === 0) return { moved: 0, months: [] };
   const r = await deps.db
     .updateTable('energy_months')
-    .set({ status: 'in_review', updated_at: now, review_started_at: now } as never)
+    .set({ status: 'in_review', updated_at: now, review_started_at: now })
     .where('status', '=', 'delivered')
     .where('month', 'in', due)
     .executeTakeFirst();
