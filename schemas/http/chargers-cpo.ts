@@ -1,5 +1,6 @@
-// POST /v1/chargers (spec §4.1). Each field's type failure names its spec code (src/http/validation-codes.ts);
-// the rule across fields (catalog_charger_id, or both ocpp_vendor and ocpp_model) stays with the domain.
+// POST /v1/chargers (spec §4.1). Each field's type failure names its spec code (src/http/validation-codes.ts), and
+// so does the rule across fields (catalog_charger_id, or both ocpp_vendor and ocpp_model: vendor_and_model_required,
+// reported on ocpp_vendor), checked once every field has its type.
 import { z } from 'zod';
 import { EXAMPLE_UUID, UUID_PATTERN } from './common.ts';
 
@@ -28,6 +29,12 @@ export const RegisterChargerBody = z
       .string({ error: 'serial_number must be a string.' })
       .nullish()
       .describe('unit serial or meter number; required from the second charger on; idempotency key'),
+  })
+  .superRefine((b, ctx) => {
+    const filled = (v: string | null | undefined) => typeof v === 'string' && v.trim() !== '';
+    if (!filled(b.catalog_charger_id) && !(filled(b.ocpp_vendor) && filled(b.ocpp_model))) {
+      ctx.addIssue({ code: 'custom', path: ['ocpp_vendor'], message: 'Send catalog_charger_id, or both ocpp_vendor and ocpp_model.' });
+    }
   })
   .meta({
     examples: [

@@ -1,7 +1,7 @@
 // zod contracts of the Partner API (spec §4.2, §2 Partner draft, C3), the claim page and the partner
 // admin routes, shared by src/http/routes and the tests.
 import { z } from 'zod';
-import { SKIP_REASONS } from '../../src/domain/partners/rows.ts';
+import { SKIP_REASONS } from './partner-enums.ts';
 
 const str = z.union([z.string(), z.number()]);
 
@@ -45,7 +45,7 @@ export const ImportBody = z.object({
 });
 
 export const EanStatus = z.enum(['resolved', 'candidates', 'not_found', 'invalid', 'pending']);
-// C3.2: the reasons are the domain's list (src/domain/partners/rows.ts), so the two cannot drift.
+// C3.2: one list of reasons (partner-enums.ts), which the domain counts by
 export const SkipReason = z.enum(SKIP_REASONS);
 
 export const UploadResponse = z.object({

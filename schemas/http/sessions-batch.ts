@@ -1,7 +1,9 @@
 // C2.4 POST /v1/sessions:batch: request and response.
 import { z } from 'zod';
 import { checkedByDomain, Uuid } from './common.ts';
-import { BATCH_MAX_ITEMS } from '../../src/domain/energy/sessions-batch.ts';
+
+/** items per request (C2.4) */
+export const BATCH_MAX_ITEMS = 1000;
 
 /** The documented shape of one item; the domain checks each item on its own (C2.4: one bad item never fails the others). */
 export const SessionsBatchItem = z

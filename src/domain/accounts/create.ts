@@ -7,15 +7,7 @@ import type { AccountType, PayoutHandler } from '../../db/tables/core.ts';
 import { DomainError } from '../errors.ts';
 import { assertEanFree, eanInUse, isEanUniqueViolation, validateEanAgainstRegister } from '../ean/index.ts';
 import { isoSeconds } from './format.ts';
-import {
-  parseConnection,
-  parseCreateAccountBody,
-  parsePerson,
-  optionalText,
-  type ConnectionInput,
-  type CreateAccountInput,
-  type PersonInput,
-} from './validate.ts';
+import { connectionOf, optionalText, personOf, type ConnectionInput, type CreateAccountInput, type PersonInput } from './validate.ts';
 
 export interface AccountSummary {
   id: string;
@@ -26,29 +18,21 @@ export interface AccountSummary {
   created_at: string;
 }
 
-export interface CreatedAccountResponse {
-  ok: true;
-  account_id: string;
-  connection_id: string;
-  location_id: string;
-  ean_validation_status: 'matched' | 'mismatched' | 'unverified';
-  iban_stored: boolean;
-  mandate_status: 'pending' | 'active';
-  account: AccountSummary;
-}
-
-export interface IdempotentAccountResponse {
-  ok: true;
-  idempotent: true;
-  account_id: string;
-  mandate_status: 'pending' | 'active';
-  iban_stored: boolean;
-  account: AccountSummary;
-}
-
+/**
+ * What POST /v1/accounts did: created the account with its connection, or (spec §4.1 rules 1–3) found the account
+ * of this cpo_external_ref, storing only a newly sent IBAN.
+ */
 export type CreateAccountResult =
-  | { status: 201; body: CreatedAccountResponse }
-  | { status: 200; body: IdempotentAccountResponse };
+  | {
+      created: true;
+      account: AccountSummary;
+      connectionId: string;
+      locationId: string;
+      eanValidationStatus: 'matched' | 'unverified';
+      ibanStored: boolean;
+      mandateStatus: 'pending';
+    }
+  | { created: false; account: AccountSummary; ibanStored: boolean; mandateStatus: 'pending' | 'active' };
 
 interface AccountRow {
   id: string;
@@ -91,17 +75,7 @@ async function idempotentRepost(deps: Deps, account: AccountRow, iban: string | 
       .where('id', '=', account.id)
       .execute();
   }
-  return {
-    status: 200,
-    body: {
-      ok: true,
-      idempotent: true,
-      account_id: account.id,
-      mandate_status: await accountMandateStatus(deps.db, account.id),
-      iban_stored: iban !== null,
-      account: summary(account),
-    },
-  };
+  return { created: false, account: summary(account), ibanStored: iban !== null, mandateStatus: await accountMandateStatus(deps.db, account.id) };
 }
 
 async function findByRef(db: Db, partnerId: string, ref: string): Promise<AccountRow | undefined> {
@@ -113,9 +87,8 @@ async function findByRef(db: Db, partnerId: string, ref: string): Promise<Accoun
     .executeTakeFirst();
 }
 
-export async function createCpoAccount(deps: Deps, partnerId: string, rawBody: unknown): Promise<CreateAccountResult> {
-  // rule 2: a re-post must still pass the body checks
-  const input = parseCreateAccountBody(deps, rawBody);
+/** rule 2: a re-post must still pass the body checks: `input` is the checked body (validate.ts accountInputOf). */
+export async function createCpoAccount(deps: Deps, partnerId: string, input: CreateAccountInput): Promise<CreateAccountResult> {
   const ref = input.cpo_external_ref;
   if (ref) {
     const existing = await findByRef(deps.db, partnerId, ref);
@@ -171,17 +144,13 @@ async function createNew(deps: Deps, partnerId: string, input: CreateAccountInpu
     return idempotentRepost(deps, existing, input.iban);
   }
   return {
-    status: 201,
-    body: {
-      ok: true,
-      account_id: created.account.id,
-      connection_id: created.connection.id,
-      location_id: created.connection.location_id,
-      ean_validation_status: eanStatus,
-      iban_stored: input.iban !== null,
-      mandate_status: 'pending',
-      account: summary(created.account),
-    },
+    created: true,
+    account: summary(created.account),
+    connectionId: created.connection.id,
+    locationId: created.connection.location_id,
+    eanValidationStatus: eanStatus,
+    ibanStored: input.iban !== null,
+    mandateStatus: 'pending',
   };
 }
 
@@ -243,8 +212,8 @@ export async function createConceptAccount(
   deps: Deps,
   input: ConceptAccountInput,
 ): Promise<{ account_id: string; connection_id: string }> {
-  const person: PersonInput = parsePerson(input.person);
-  const connection = parseConnection(deps, input.connection);
+  const person: PersonInput = personOf(input.person);
+  const connection = connectionOf(deps, input.connection);
   await assertEanFree(deps, connection.ean_code);
   const eanStatus = await validateEanAgainstRegister(deps, connection.ean_code, connection);
   const now = deps.clock();
@@ -256,7 +225,7 @@ export async function createConceptAccount(
         owner_user_id: input.ownerUserId ?? null,
         access_channel: input.accessChannel,
         type: input.type ?? 'particulier',
-        display_name: optionalText(input.displayName, 'displayName'),
+        display_name: optionalText(input.displayName),
         signatory_full_name: person.full_name,
         signatory_email: person.email,
         signatory_phone: person.phone,

@@ -4,5 +4,5 @@ export { createCpoAccount, createConceptAccount, accountMandateStatus } from './
 export type { ConceptAccountInput, CreateAccountResult } from './create.ts';
 export { listCpoAccounts } from './list.ts';
 export type { ListedAccount, ListedConnection } from './list.ts';
-export { normaliseIban } from './validate.ts';
+export { accountInputOf, normaliseIban } from './validate.ts';
 export { eligibilityFacts, isEligible, isAccountEreEligible, eligibleSql } from './eligibility.ts';

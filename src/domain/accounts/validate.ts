@@ -1,13 +1,13 @@
-// Body checks of POST /v1/accounts (spec §4.1), in the order of the spec's error list:
-// invalid_type, invalid_payout_handler, invalid_iban, person_required, invalid_ean, address_required.
-// The route accepts a loose body so that these exact codes come out (not the generic invalid_request).
+// The input of a new account (POST /v1/accounts, spec §4.1, and the claim page's concept account, C3.4), typed as
+// the contract gives it: schemas/http/accounts.ts has checked every field's type and answered the spec's codes
+// (invalid_type … address_required). What stays here is what a schema cannot do: normalising (trim, cut to the
+// spec's lengths, the IBAN and EAN without spaces) and the checks that depend on the environment (the EAN's GS1
+// check digit on production) or on data (an address field left blank on the claim page).
 import type { Deps } from '../../deps.ts';
 import type { AccountType, PayoutHandler } from '../../db/tables/core.ts';
 import { DomainError } from '../errors.ts';
 import { assertEanFormat, normaliseEan } from '../ean/index.ts';
 
-export const ACCOUNT_TYPES: readonly AccountType[] = ['particulier', 'zakelijk', 'vve'];
-export const PAYOUT_HANDLERS: readonly PayoutHandler[] = ['joulo_pays_customer', 'via_cpo_invoicing'];
 export const MAX_TEXT = 120;
 
 export interface PersonInput {
@@ -36,20 +36,45 @@ export interface CreateAccountInput {
   connection: ConnectionInput;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** An address field as sent: a string, or (house number) a positive integer. */
+export type AddressValue = string | number;
+
+export interface PersonRequest {
+  full_name: string;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+}
+
+export interface ConnectionRequest {
+  ean_code: string;
+  street: AddressValue;
+  house_number: AddressValue;
+  postal_code: AddressValue;
+  city: AddressValue;
+  house_number_addition?: string | null | undefined;
+}
+
+/** A POST /v1/accounts body as schemas/http/accounts.ts (CreateAccountBody) gives it. */
+export interface CreateAccountRequest {
+  type?: AccountType | null | undefined;
+  payout_handler?: PayoutHandler | null | undefined;
+  iban?: string | null | undefined;
+  person: PersonRequest;
+  connection: ConnectionRequest;
+  display_name?: string | null | undefined;
+  cpo_external_ref?: string | null | undefined;
+}
 
 /** Optional text: absent/null → null; trimmed; cut to `max` characters (spec §8); blank → null. */
-export function optionalText(v: unknown, field: string, max = MAX_TEXT): string | null {
+export function optionalText(v: string | null | undefined, max = MAX_TEXT): string | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new DomainError('invalid_request', `${field} must be a string.`);
   const t = v.trim().slice(0, max).trim();
   return t === '' ? null : t;
 }
 
 /** spec §4.1: whitespace removed, upper-cased, then 15–34 letters and digits; null or '' = absent. */
-export function normaliseIban(v: unknown): string | null {
+export function normaliseIban(v: string | null | undefined): string | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string') throw new DomainError('invalid_iban', 'iban must be a string or null.');
   const s = v.replace(/\s+/g, '').toUpperCase();
   if (s === '') return null;
   if (!/^[A-Z0-9]{15,34}$/.test(s)) {
@@ -58,18 +83,13 @@ export function normaliseIban(v: unknown): string | null {
   return s;
 }
 
-export function parsePerson(v: unknown): PersonInput {
-  if (!isObject(v) || typeof v.full_name !== 'string' || v.full_name.trim() === '') {
-    throw new DomainError('person_required', 'person.full_name is required.');
-  }
-  return {
-    full_name: v.full_name.trim().slice(0, 200),
-    email: optionalText(v.email, 'person.email', 254),
-    phone: optionalText(v.phone, 'person.phone', 40),
-  };
+export function personOf(p: PersonRequest): PersonInput {
+  const fullName = p.full_name.trim().slice(0, 200);
+  if (fullName === '') throw new DomainError('person_required', 'person.full_name is required.');
+  return { full_name: fullName, email: optionalText(p.email, 254), phone: optionalText(p.phone, 40) };
 }
 
-/** An address field as given: a non-blank string (a house number may come as a number). */
+/** An address field as given: a non-blank string (a house number may come as a number); null when blank. */
 export function addressField(v: unknown): string | null {
   if (typeof v === 'number' && Number.isInteger(v) && v > 0) return String(v);
   if (typeof v !== 'string') return null;
@@ -79,13 +99,10 @@ export function addressField(v: unknown): string | null {
 
 export const ADDRESS_FIELDS = ['street', 'house_number', 'postal_code', 'city'] as const;
 
-/** connection object of a create: EAN (invalid_ean) then the four address fields (address_required). */
-export function parseConnection(deps: Deps, v: unknown): ConnectionInput {
-  const c = isObject(v) ? v : {};
-  const ean = typeof c.ean_code === 'string' ? normaliseEan(c.ean_code) : c.ean_code;
-  if (ean === undefined || ean === null || ean === '') {
-    throw new DomainError('invalid_ean', 'connection.ean_code is required (18 digits).');
-  }
+/** The connection of a new account: the EAN (invalid_ean, the check digit on production), then the address. */
+export function connectionOf(deps: Deps, c: ConnectionRequest): ConnectionInput {
+  const ean = normaliseEan(c.ean_code);
+  if (ean === '') throw new DomainError('invalid_ean', 'connection.ean_code is required (18 digits).');
   assertEanFormat(deps, ean);
   const missing = ADDRESS_FIELDS.filter((f) => addressField(c[f]) === null);
   if (missing.length) {
@@ -95,32 +112,21 @@ export function parseConnection(deps: Deps, v: unknown): ConnectionInput {
     ean_code: ean,
     street: addressField(c.street)!,
     house_number: addressField(c.house_number)!,
-    house_number_addition: optionalText(c.house_number_addition, 'connection.house_number_addition', 20),
+    house_number_addition: optionalText(c.house_number_addition, 20),
     postal_code: addressField(c.postal_code)!,
     city: addressField(c.city)!,
   };
 }
 
-export function parseCreateAccountBody(deps: Deps, raw: unknown): CreateAccountInput {
-  const b = isObject(raw) ? raw : {};
-  const type = b.type ?? 'particulier';
-  if (typeof type !== 'string' || !ACCOUNT_TYPES.includes(type as AccountType)) {
-    throw new DomainError('invalid_type', `type must be one of ${ACCOUNT_TYPES.join(', ')}.`);
-  }
-  const payout = b.payout_handler ?? 'joulo_pays_customer';
-  if (typeof payout !== 'string' || !PAYOUT_HANDLERS.includes(payout as PayoutHandler)) {
-    throw new DomainError('invalid_payout_handler', `payout_handler must be one of ${PAYOUT_HANDLERS.join(', ')}.`);
-  }
-  const iban = normaliseIban(b.iban);
-  const person = parsePerson(b.person);
-  const connection = parseConnection(deps, b.connection);
+/** The new account a POST /v1/accounts body asks for, normalised, with the spec's defaults. */
+export function accountInputOf(deps: Deps, b: CreateAccountRequest): CreateAccountInput {
   return {
-    type: type as AccountType,
-    display_name: optionalText(b.display_name, 'display_name'),
-    cpo_external_ref: optionalText(b.cpo_external_ref, 'cpo_external_ref'),
-    payout_handler: payout as PayoutHandler,
-    iban,
-    person,
-    connection,
+    type: b.type ?? 'particulier',
+    display_name: optionalText(b.display_name),
+    cpo_external_ref: optionalText(b.cpo_external_ref),
+    payout_handler: b.payout_handler ?? 'joulo_pays_customer',
+    iban: normaliseIban(b.iban),
+    person: personOf(b.person),
+    connection: connectionOf(deps, b.connection),
   };
 }

@@ -3,53 +3,41 @@
 // so the 10-charger limit and the serial rule hold under concurrent requests.
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
-import { isUuid } from '../accounts/format.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { resolveCatalogModel, type CatalogModel } from '../catalog/resolve.ts';
 import { findCatalogModel } from '../catalog/list.ts';
 import { assertRoomForCharger } from './charger-limit.ts';
 
-export interface RegisterChargerBody {
-  account_id?: unknown;
-  catalog_charger_id?: unknown;
-  ocpp_vendor?: unknown;
-  ocpp_model?: unknown;
-  serial_number?: unknown;
+/** A registration as the contract gives it (schemas/http/chargers-cpo.ts has checked every type and the rule
+ * catalog_charger_id, or both ocpp_vendor and ocpp_model). */
+export interface RegisterChargerInput {
+  account_id: string;
+  catalog_charger_id?: string | null | undefined;
+  ocpp_vendor?: string | null | undefined;
+  ocpp_model?: string | null | undefined;
+  serial_number?: string | null | undefined;
 }
 
-export type RegisterChargerResult =
-  | {
-      status: 201;
-      body: {
-        ok: true;
-        charger_id: string;
-        catalog: { catalog_charger_id: string; brand: string; model: string };
-        mid_eligible: boolean;
-        account_ere_eligible: boolean;
-      };
-    }
-  | {
-      status: 200;
-      body: { ok: true; idempotent: true; charger_id: string; mid_eligible: boolean; account_ere_eligible: boolean };
-    };
+export interface RegisteredCpoCharger {
+  /** false: the account already had a charger with this serial number (rule 1), which is the one answered */
+  created: boolean;
+  chargerId: string;
+  /** the catalog model it was registered against (a new registration only) */
+  catalog: { catalog_charger_id: string; brand: string; model: string } | null;
+  midEligible: boolean;
+  accountEreEligible: boolean;
+}
 
-const nonBlank = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+const filled = (v: string | null | undefined): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 
-export async function registerCpoCharger(deps: Deps, partnerId: string, raw: unknown): Promise<RegisterChargerResult> {
-  const b = (typeof raw === 'object' && raw !== null ? raw : {}) as RegisterChargerBody;
-  // body checks (400)
-  if (!isUuid(b.account_id)) throw new DomainError('invalid_account_id', 'account_id must be a uuid.');
-  const byId = b.catalog_charger_id !== undefined && b.catalog_charger_id !== null && b.catalog_charger_id !== '';
-  if (byId && !isUuid(b.catalog_charger_id)) {
-    throw new DomainError('invalid_catalog_charger_id', 'catalog_charger_id must be a uuid of this environment’s catalog.');
-  }
-  if (!byId && !(nonBlank(b.ocpp_vendor) && nonBlank(b.ocpp_model))) {
+export async function registerCpoCharger(deps: Deps, partnerId: string, b: RegisterChargerInput): Promise<RegisteredCpoCharger> {
+  const catalogId = filled(b.catalog_charger_id);
+  const vendor = filled(b.ocpp_vendor);
+  const modelName = filled(b.ocpp_model);
+  if (!catalogId && !(vendor && modelName)) {
     throw new DomainError('vendor_and_model_required', 'Send catalog_charger_id, or both ocpp_vendor and ocpp_model.');
   }
-  if (b.serial_number !== undefined && b.serial_number !== null && typeof b.serial_number !== 'string') {
-    throw new DomainError('invalid_request', 'serial_number must be a string.');
-  }
-  const serial = typeof b.serial_number === 'string' && b.serial_number.trim() !== '' ? b.serial_number.trim().slice(0, 120) : null;
+  const serial = filled(b.serial_number)?.slice(0, 120) ?? null;
   const accountId = b.account_id;
 
   const result = await deps.db.transaction().execute(async (trx) => {
@@ -87,14 +75,14 @@ export async function registerCpoCharger(deps: Deps, partnerId: string, raw: unk
     await assertRoomForCharger(trx, accountId);
     // rules 3 and 6: this environment's catalog, resolved server-side; the caller never asserts MID status
     let model: Pick<CatalogModel, 'catalog_charger_id' | 'brand' | 'model' | 'mid_meter'>;
-    if (byId) {
-      const m = await findCatalogModel(trx, b.catalog_charger_id as string);
+    if (catalogId) {
+      const m = await findCatalogModel(trx, catalogId);
       if (!m) {
         throw new DomainError('catalog_not_found', 'No catalog model with this id in this environment (ids differ between sandbox and production).');
       }
       model = m;
     } else {
-      const r = await resolveCatalogModel(trx, b.ocpp_vendor as string, b.ocpp_model as string);
+      const r = await resolveCatalogModel(trx, vendor!, modelName!);
       if (!r.resolved) throw new DomainError('catalog_unresolved', r.detail, { suggestions: r.suggestions.map(({ catalog_charger_id, brand, model }) => ({ catalog_charger_id, brand, model })) });
       model = r.model;
     }
@@ -111,8 +99,8 @@ export async function registerCpoCharger(deps: Deps, partnerId: string, raw: unk
         connection_type: 'cloud_api',
         serial_number: serial,
         catalog_model_id: model.catalog_charger_id,
-        ocpp_vendor: nonBlank(b.ocpp_vendor) ? b.ocpp_vendor.trim() : null,
-        ocpp_model: nonBlank(b.ocpp_model) ? b.ocpp_model.trim() : null,
+        ocpp_vendor: vendor,
+        ocpp_model: modelName,
         mid_certified: model.mid_meter,
         created_at: now,
         updated_at: now,
@@ -122,20 +110,11 @@ export async function registerCpoCharger(deps: Deps, partnerId: string, raw: unk
     return { idempotent: false as const, chargerId: row.id, mid: model.mid_meter, model };
   });
   const eligible = await isAccountEreEligible(deps.db, accountId);
-  if (result.idempotent) {
-    return {
-      status: 200,
-      body: { ok: true, idempotent: true, charger_id: result.chargerId, mid_eligible: result.mid, account_ere_eligible: eligible },
-    };
-  }
   return {
-    status: 201,
-    body: {
-      ok: true,
-      charger_id: result.chargerId,
-      catalog: { catalog_charger_id: result.model.catalog_charger_id, brand: result.model.brand, model: result.model.model },
-      mid_eligible: result.mid,
-      account_ere_eligible: eligible,
-    },
+    created: !result.idempotent,
+    chargerId: result.chargerId,
+    catalog: result.idempotent ? null : { catalog_charger_id: result.model.catalog_charger_id, brand: result.model.brand, model: result.model.model },
+    midEligible: result.mid,
+    accountEreEligible: eligible,
   };
 }

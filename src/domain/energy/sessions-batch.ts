@@ -3,9 +3,10 @@
 import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
 import { sql } from 'kysely';
+import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
 import { checkRecordInput, decideMonthWrite, monthFigures, parseKwh, reject, type RecordEnergyResult, type RecordStatus, type StoredMonth } from './record-energy.ts';
 
-export const BATCH_MAX_ITEMS = 1000;
+export { BATCH_MAX_ITEMS };
 
 export interface BatchItemResult {
   index: number;

@@ -16,7 +16,7 @@ export {
   issueMandateLink,
   signingUrl,
   validateReturnUrl,
-  type CpoMandateLinkResponse,
+  type CpoMandateLink,
   type IssuedLink,
 } from './links.ts';
 

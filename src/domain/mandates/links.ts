@@ -115,9 +115,9 @@ export async function issueMandateLink(
   });
 }
 
-export interface CpoMandateLinkResponse {
-  ok: true;
-  idempotent?: true;
+/** A signing link of a CPO's connection: a new one, or (idempotent) the open one it already had. */
+export interface CpoMandateLink {
+  idempotent: boolean;
   mandate_link_id: string;
   connection_id: string;
   account_id: string;
@@ -132,7 +132,7 @@ export async function createMandateLinkForCpo(
   deps: Deps,
   partnerId: string,
   body: TargetInput & { locale?: Locale | undefined; return_url?: string | undefined },
-): Promise<{ status: 200 | 201; body: CpoMandateLinkResponse }> {
+): Promise<CpoMandateLink> {
   const returnUrl = validateReturnUrl(body.return_url);
   const c = await findTargetConnection(deps, partnerId, body);
   assertActive(c);
@@ -143,17 +143,13 @@ export async function createMandateLinkForCpo(
   });
   const clause = await deps.db.selectFrom('mandate_links').select('clause_version').where('id', '=', link.mandate_link_id).executeTakeFirstOrThrow();
   return {
-    status: link.idempotent ? 200 : 201,
-    body: {
-      ok: true,
-      ...(link.idempotent ? { idempotent: true as const } : {}),
-      mandate_link_id: link.mandate_link_id,
-      connection_id: c.id,
-      account_id: c.account_id,
-      url: link.url,
-      expires_at: link.expires_at,
-      clause_version: clause.clause_version,
-      mandate_status: 'pending',
-    },
+    idempotent: link.idempotent,
+    mandate_link_id: link.mandate_link_id,
+    connection_id: c.id,
+    account_id: c.account_id,
+    url: link.url,
+    expires_at: link.expires_at,
+    clause_version: clause.clause_version,
+    mandate_status: 'pending',
   };
 }

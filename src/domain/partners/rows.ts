@@ -15,21 +15,9 @@ import {
   validType,
   type DraftType,
 } from './validate.ts';
+import { SKIP_REASONS } from '../../../schemas/http/partner-enums.ts';
 
-export const SKIP_REASONS = [
-  'invalid',
-  'reserved_domain',
-  'missing_kvk',
-  'already_drafted',
-  'existing_user',
-  'suppressed',
-  'conflict',
-  'over_request_limit',
-  'over_cap',
-  'charger_brand_unsupported',
-  'charger_not_linked',
-  'charger_claimed',
-] as const;
+export { SKIP_REASONS };
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 export interface Candidate {

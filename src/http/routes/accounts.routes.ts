@@ -1,5 +1,5 @@
 // POST /v1/accounts and GET /v1/accounts (spec §4.1, C2.1): CPO API accounts of the caller's partner.
-import { createCpoAccount, listCpoAccounts } from '../../domain/accounts/index.ts';
+import { accountInputOf, createCpoAccount, listCpoAccounts } from '../../domain/accounts/index.ts';
 import { DomainError, isDomainError } from '../../domain/errors.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';
@@ -31,16 +31,31 @@ export const accountsRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req, reply) => {
       const p = principalOf(req, 'cpo');
+      const input = accountInputOf(deps, req.body);
       let res;
       try {
-        res = await createCpoAccount(deps, p.partnerId, req.body);
+        res = await createCpoAccount(deps, p.partnerId, input);
       } catch (err) {
         if (isDomainError(err)) throw err;
         // spec §7: account_create_failed (C6.1: 500); the cause stays in the log, keyed by the request id
         req.log.error({ err }, 'account create failed');
         throw new DomainError('account_create_failed', `The account could not be created; retry the request (request ${req.id}).`);
       }
-      return reply.code(res.status).send(res.body);
+      const { account } = res;
+      if (!res.created) {
+        // spec §4.1 rules 1–3: a re-post of an existing cpo_external_ref
+        return reply.code(200).send({ ok: true, idempotent: true, account_id: account.id, mandate_status: res.mandateStatus, iban_stored: res.ibanStored, account });
+      }
+      return reply.code(201).send({
+        ok: true,
+        account_id: account.id,
+        connection_id: res.connectionId,
+        location_id: res.locationId,
+        ean_validation_status: res.eanValidationStatus,
+        iban_stored: res.ibanStored,
+        mandate_status: res.mandateStatus,
+        account,
+      });
     },
   );
 

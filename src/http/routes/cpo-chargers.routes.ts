@@ -28,8 +28,11 @@ export const cpoChargersRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req, reply) => {
-      const res = await registerCpoCharger(deps, principalOf(req, 'cpo').partnerId, req.body);
-      return reply.code(res.status).send(res.body);
+      const r = await registerCpoCharger(deps, principalOf(req, 'cpo').partnerId, req.body);
+      const eligibility = { mid_eligible: r.midEligible, account_ere_eligible: r.accountEreEligible };
+      // rule 1: a re-post with the serial number of an existing charger answers that charger (200)
+      if (!r.created || !r.catalog) return reply.code(200).send({ ok: true, idempotent: true, charger_id: r.chargerId, ...eligibility });
+      return reply.code(201).send({ ok: true, charger_id: r.chargerId, catalog: r.catalog, ...eligibility });
     },
   );
 };

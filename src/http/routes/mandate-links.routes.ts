@@ -27,8 +27,9 @@ export const mandateLinksRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req, reply) => {
-      const res = await createMandateLinkForCpo(deps, principalOf(req, 'cpo').partnerId, req.body);
-      return reply.code(res.status).send(res.body);
+      const { idempotent, ...link } = await createMandateLinkForCpo(deps, principalOf(req, 'cpo').partnerId, req.body);
+      // 200 with idempotent: true for the open link the connection already had, 201 for a new one
+      return idempotent ? reply.code(200).send({ ok: true, idempotent: true, ...link }) : reply.code(201).send({ ok: true, ...link });
     },
   );
 };
