@@ -12,4 +12,6 @@ export const ChargerStream = z
       'session changes. Each event has an `id:`; reconnect with `Last-Event-ID` to resume: a fresh `charger` event per ' +
       'charger and the sessions ended since (within 24 h; a session may repeat: treat session events as idempotent by id). ' +
       'A `: keep-alive` comment line comes every 15 s.',
-  );
+  )
+  // the OpenAPI document lists the answer under this media type, not application/json (src/http/openapi.ts)
+  .meta({ contentMediaType: 'text/event-stream' });

@@ -114,6 +114,9 @@ function finishDocument(deps: Deps, doc: Json): Json {
       for (const t of op.tags ?? []) used.add(t);
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
         if (res.description === 'Default Response') res.description = STATUS_CODES[Number(status)] ?? 'Response';
+        // a body that is not JSON (the event stream) names its media type in its schema's contentMediaType
+        const schema = res.content?.['application/json']?.schema;
+        if (typeof schema?.contentMediaType === 'string') res.content = { [schema.contentMediaType]: { schema } };
       }
       documentErrors(op);
       const example = REQUEST_EXAMPLES[op.operationId];

@@ -119,6 +119,12 @@ describe('/openapi.json', () => {
     expect(doc.info.description).toContain(`ws://${new URL(svc.url).host}/ocpp/{identity}`);
   });
 
+  it('documents the push stream as text/event-stream, not JSON', () => {
+    const ok = doc.paths['/chargers/stream'].get.responses['200'];
+    expect(Object.keys(ok.content)).toEqual(['text/event-stream']);
+    expect(ok.content['text/event-stream'].schema.type).toBe('string');
+  });
+
   it('types the CPO request bodies (no field left untyped)', () => {
     const body = (path: string) => deref(doc, doc.paths[path].post.requestBody.content['application/json'].schema) as Json;
     const untyped = (schema: Json, at: string): string[] =>

@@ -3296,7 +3296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/event-stream": string;
                 };
             };
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
