@@ -4,7 +4,7 @@
 // spec's lengths, the IBAN and EAN without spaces) and the checks that depend on the environment (the EAN's GS1
 // check digit on production) or on data (an address field left blank on the claim page).
 import type { Deps } from '../../deps.ts';
-import type { AccountType, PayoutHandler } from '../../db/tables/core.ts';
+import type { AccountType, ConnectionsTable, PayoutHandler } from '../../db/tables/core.ts';
 import { DomainError } from '../errors.ts';
 import { assertEanFormat, normaliseEan } from '../ean/index.ts';
 
@@ -16,14 +16,8 @@ export interface PersonInput {
   phone: string | null;
 }
 
-export interface ConnectionInput {
-  ean_code: string;
-  street: string;
-  house_number: string;
-  house_number_addition: string | null;
-  postal_code: string;
-  city: string;
-}
+/** A connection's EAN and address, normalised, as the connections table stores them. */
+export type ConnectionInput = Pick<ConnectionsTable, 'ean_code' | 'street' | 'house_number' | 'house_number_addition' | 'postal_code' | 'city'>;
 
 export interface CreateAccountInput {
   type: AccountType;

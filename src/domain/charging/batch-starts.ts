@@ -2,11 +2,11 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, type SessionState, verdictsOf } from './batch.ts';
+import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, type SessionState, KEEP_STORED_READING, storedRegisters, verdictsOf } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
-import { ENERGY_REGISTER, foldSteps, mergeReadings, noTotals, readingRow, totalsColumns } from './readings.ts';
+import { foldSteps, mergeReadings, noTotals, readingRow, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
-import { judgeSignatures, keepSignatureStatus } from './signatures.ts';
+import { judgeSignatures } from './signatures.ts';
 
 interface StartCandidate {
   index: number;
@@ -119,14 +119,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   const regs = rows.filter((r) => r.register);
   type Made = Pick<SessionState, 'id' | 'charger_id' | 'x' | 'status' | 'end_provisional'>;
   const res = await sql<{ stored: number; made: Made[] }>`
-    with stored as (
-      select count(*)::int as n
-        from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
-                    ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
-        join meter_readings m
-          on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
-         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
-    ),
+    with stored as (${storedRegisters(regs)}),
     created as (
       insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
                                      review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
@@ -147,12 +140,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
                     ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
              as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
         join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
-      on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
-        session_id = coalesce(meter_readings.session_id, excluded.session_id),
-        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        signature_status = ${keepSignatureStatus},
-        context = coalesce(meter_readings.context, excluded.context),
-        power_w = coalesce(meter_readings.power_w, excluded.power_w)
+      ${KEEP_STORED_READING}
       returning 1
     )
     select (select n from stored) as stored, (select count(*) from readings) as r,

@@ -227,6 +227,25 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
   });
 }
 
+/** A reading sent again keeps the stored one and fills only what it lacked (the one-message path's rule). */
+export const KEEP_STORED_READING = sql`on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
+        session_id = coalesce(meter_readings.session_id, excluded.session_id),
+        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
+        signature_status = ${keepSignatureStatus},
+        context = coalesce(meter_readings.context, excluded.context),
+        power_w = coalesce(meter_readings.power_w, excluded.power_w)`;
+
+/** How many of these register readings are stored already (a batch writes only when none is). */
+export function storedRegisters(regs: Array<Record<string, unknown>>) {
+  return sql`
+      select count(*)::int as n
+        from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
+                    ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
+        join meter_readings m
+          on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
+         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh`;
+}
+
 /**
  * One statement writes a plan: it checks that no register reading is stored already and that every session row
  * is the version the plan was made from, then inserts every reading and updates every session; or, when either
@@ -242,14 +261,7 @@ async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: bool
   const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
   const regs = rows.filter((r) => r.register);
   const res = await sql<{ stored: number; ok: boolean; xs: string[] }>`
-    with stored as (
-      select count(*)::int as n
-        from unnest(${regs.map((r) => r.charger_id)}::uuid[], ${regs.map((r) => r.connector_id)}::int[],
-                    ${regs.map((r) => r.measured_at)}::timestamptz[], ${regs.map((r) => r.wh)}::bigint[]) as k(charger_id, connector_id, measured_at, wh)
-        join meter_readings m
-          on m.charger_id = k.charger_id and m.connector_id = k.connector_id and m.measured_at = k.measured_at
-         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = k.wh
-    ),
+    with stored as (${storedRegisters(regs)}),
     guard as (
       -- every session still the row this batch was planned from (its xmin), locked until the end of the statement
       select count(*) = ${updates.length} as ok from (
@@ -267,12 +279,7 @@ async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: bool
         ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
         ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
        where (select n from stored) = 0 and (select ok from guard)
-      on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
-        session_id = coalesce(meter_readings.session_id, excluded.session_id),
-        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        signature_status = ${keepSignatureStatus},
-        context = coalesce(meter_readings.context, excluded.context),
-        power_w = coalesce(meter_readings.power_w, excluded.power_w)
+      ${KEEP_STORED_READING}
       returning 1
     ),
     sessions as (

@@ -5,6 +5,7 @@
 // (ere/counting.ts monthCountsSql, C5.4: a delivered month of an archived connection or an ineligible account waits).
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
+import { yearAllocations } from './ledger.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { eligibleSql } from '../accounts/eligibility.ts';
 import { monthCountsSql } from './counting.ts';
@@ -55,16 +56,7 @@ export async function listCpoErePositions(
         group by c.account_id, em.month, em.status
         order by em.month`.execute(deps.db).then((r) => r.rows)
     : [];
-  const allocs = ids.length
-    ? await deps.db
-        .selectFrom('ere_allocations as al')
-        .innerJoin('ere_sales as s', 's.id', 'al.sale_id')
-        .select(['al.account_id', 'al.ere', 'al.fee_pct', 'al.status', 's.price_per_ere'])
-        .where('al.account_id', 'in', ids)
-        .where('al.compliance_year', '=', q.year)
-        .where('al.status', 'in', ['payable', 'paid'])
-        .execute()
-    : [];
+  const allocs = (await yearAllocations(deps, ids, q.year)).filter((al) => al.status === 'payable' || al.status === 'paid');
   const n2 = (u: bigint) => Number(formatDec(u, 2));
 
   const positions = accounts.map((a): CpoPosition => {

@@ -228,3 +228,15 @@ export async function recordPayout(deps: Deps, input: { account_id: unknown; ref
     };
   });
 }
+
+/** The ERE allocations of these accounts in a compliance year, with their sale's price and quarter. */
+export async function yearAllocations(deps: Deps, accountIds: string[], year: number) {
+  if (accountIds.length === 0) return [];
+  return deps.db
+    .selectFrom('ere_allocations as al')
+    .innerJoin('ere_sales as s', 's.id', 'al.sale_id')
+    .select(['al.account_id', 'al.ere', 'al.fee_pct', 'al.status', 's.price_per_ere', 's.quarter'])
+    .where('al.account_id', 'in', accountIds)
+    .where('al.compliance_year', '=', year)
+    .execute();
+}

@@ -8,7 +8,7 @@ import { dateOf, daysBetweenDates, isoAmsterdam, quarterOfMonth } from '../../li
 import { avgPrice, ereForKwhUnits, netCents } from './amounts.ts';
 import { monthCountsSql } from './counting.ts';
 import { reviewDueAt } from './review.ts';
-import { userFeePct } from './ledger.ts';
+import { userFeePct, yearAllocations } from './ledger.ts';
 
 /** Below this many days of history the pace is taken over this many days (forecast_rate_floored). */
 export const FORECAST_MIN_DAYS = 30;
@@ -85,15 +85,7 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
         where c.account_id in (${sql.join(accountIds)}) and em.month like ${`${year}-%`} and ${monthCountsSql()}
         order by em.month`.execute(deps.db).then((r) => r.rows)
     : [];
-  const allocs = accountIds.length
-    ? await deps.db
-        .selectFrom('ere_allocations as al')
-        .innerJoin('ere_sales as s', 's.id', 'al.sale_id')
-        .select(['al.ere', 'al.fee_pct', 'al.status', 's.price_per_ere', 's.quarter'])
-        .where('al.account_id', 'in', accountIds)
-        .where('al.compliance_year', '=', year)
-        .execute()
-    : [];
+  const allocs = await yearAllocations(deps, accountIds, year);
 
   // Registered and pending energy of the year.
   let registeredEre = 0n;

@@ -48,6 +48,19 @@ export type SigningView =
   | { kind: 'signed'; facts: SigningFacts; signedAt: string | null }
   | { kind: 'form'; facts: SigningFacts };
 
+/** What the machtiging names: the connection's EAN and address, the account's name and signatory. */
+const SIGNING_FACT_COLUMNS = [
+  'c.ean_code',
+  'c.street',
+  'c.house_number',
+  'c.house_number_addition',
+  'c.postal_code',
+  'c.city',
+  'a.display_name',
+  'a.signatory_full_name',
+  'a.signatory_email',
+] as const;
+
 async function linkContext(db: Db, token: string) {
   if (!TOKEN_RE.test(token)) return undefined;
   return db
@@ -66,15 +79,7 @@ async function linkContext(db: Db, token: string) {
       'c.status',
       'c.mandate_status',
       'c.mandate_valid_from',
-      'c.ean_code',
-      'c.street',
-      'c.house_number',
-      'c.house_number_addition',
-      'c.postal_code',
-      'c.city',
-      'a.display_name',
-      'a.signatory_full_name',
-      'a.signatory_email',
+      ...SIGNING_FACT_COLUMNS,
     ])
     .where('l.token_hash', '=', hashSecret(token))
     .executeTakeFirst();
@@ -247,16 +252,8 @@ export async function signMandateAsCustomer(
         'c.account_id',
         'c.status',
         'c.mandate_status',
-        'c.ean_code',
-        'c.street',
-        'c.house_number',
-        'c.house_number_addition',
-        'c.postal_code',
-        'c.city',
         'a.partner_id',
-        'a.display_name',
-        'a.signatory_full_name',
-        'a.signatory_email',
+        ...SIGNING_FACT_COLUMNS,
       ])
       .where('c.id', '=', connectionId)
       .forUpdate()

@@ -118,17 +118,19 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     },
   );
 
+  const unsubscribeSchema = (summary: string) => ({
+    tags: ['Claim page'],
+    summary,
+    params: Params,
+    querystring: LocaleQuery,
+    response: { 200: html, 404: html },
+  });
+
   app.get(
     '/unsubscribe/:token',
     {
       config: { auth: { public: true } },
-      schema: {
-        tags: ['Claim page'],
-        summary: 'Unsubscribe page linked from every invite e-mail (HTML)',
-        params: Params,
-        querystring: LocaleQuery,
-        response: { 200: html, 404: html },
-      },
+      schema: unsubscribeSchema('Unsubscribe page linked from every invite e-mail (HTML)'),
     },
     async (req, reply) => {
       const lc: Locale = req.query.locale ?? 'nl';
@@ -142,13 +144,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     '/unsubscribe/:token',
     {
       config: { auth: { public: true } },
-      schema: {
-        tags: ['Claim page'],
-        summary: 'Unsubscribe: the address goes on the suppression list (reason unsubscribe)',
-        params: Params,
-        querystring: LocaleQuery,
-        response: { 200: html, 404: html },
-      },
+      schema: unsubscribeSchema('Unsubscribe: the address goes on the suppression list (reason unsubscribe)'),
     },
     async (req, reply) => {
       const lc: Locale = req.query.locale ?? 'nl';
