@@ -90,6 +90,10 @@ export const STATUS_BY_CODE: Record<string, number> = {
   // issue 14 item 3: an owner's start and stop (charging/remote-control.ts)
   session_not_active: 409,
   id_token_refused: 409,
+  // C7.2 the dashboard: a used or expired sign-in link, a token not the user's, the cap of open tokens
+  sign_in_link_invalid: 410,
+  token_not_found: 404,
+  too_many_tokens: 409,
 };
 
 export function statusForCode(code: string): number {

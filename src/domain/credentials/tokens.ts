@@ -2,8 +2,9 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
-import { hashSecret, randomSecret } from '../../lib/secrets.ts';
+import { hashSecret, randomSecret, secretHint } from '../../lib/secrets.ts';
 import { CPO_SCOPES, PERSONAL_SCOPES, PREFIX } from './scopes.ts';
+import { noteTokenUse } from './personal-tokens.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
@@ -105,7 +106,9 @@ export async function resolveBearer(deps: Deps, bearer: string): Promise<Princip
       .where('token_hash', '=', h)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    return t ? { kind: 'personal', userId: t.user_id, tokenId: t.id, scopes: t.scopes } : null;
+    if (!t) return null;
+    noteTokenUse(deps, t.id); // C7.2: the dashboard lists each token's last use
+    return { kind: 'personal', userId: t.user_id, tokenId: t.id, scopes: t.scopes };
   }
   return null;
 }
@@ -216,7 +219,7 @@ export async function mintPersonalToken(deps: Deps, userId: string, scopes: stri
   const token = randomSecret(PREFIX.personalToken);
   await deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('personal_tokens').set({ revoked_at: deps.clock() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
-    await trx.insertInto('personal_tokens').values({ user_id: userId, token_hash: hashSecret(token), scopes }).execute();
+    await trx.insertInto('personal_tokens').values({ user_id: userId, token_hash: hashSecret(token), scopes, hint: secretHint(token) }).execute();
   });
   return { token };
 }

@@ -11,7 +11,8 @@ import { ChargerFeed, type FeedEvent } from '../../domain/charging/stream-feed.t
 import { releaseStreamSlot, renewStreamSlots, takeStreamSlot } from '../../domain/charging/stream-slots.ts';
 import { ChargerStream, ErrorBody } from '../../../schemas/http/charger-stream.ts';
 import { principalOf } from '../auth.ts';
-import type { RouteRegistrar } from '../types.ts';
+import type { App, RouteRegistrar } from '../types.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** A slow reader whose unsent output grows past this is cut off; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1 << 20;
@@ -139,9 +140,46 @@ function write(s: Stream, text: string): void {
   res.write(text);
 }
 
+const hubs = new WeakMap<object, StreamHub>();
+
+/** The streams of this service instance (one hub per app: the Personal API's and the dashboard's streams share it). */
+function hubOf(app: App, deps: Deps): StreamHub {
+  let hub = hubs.get(app);
+  if (!hub) {
+    const made = new StreamHub(deps);
+    hubs.set(app, made);
+    app.addHook('preClose', () => made.close());
+    hub = made;
+  }
+  return hub;
+}
+
+/**
+ * Opens a stream of this user's chargers on the request's connection: a slot of `slotOwner` (a personal token, or a
+ * dashboard session) is taken first (429 too_many_streams past the cap), then the events follow until either side ends.
+ */
+export async function serveChargerStream(app: App, deps: Deps, req: FastifyRequest, reply: FastifyReply, userId: string, slotOwner: string): Promise<void> {
+  const slotId = await takeStreamSlot(deps, slotOwner);
+  const last = req.headers['last-event-id'];
+  reply.hijack();
+  const res = reply.raw;
+  req.raw.socket.setNoDelay(true);
+  const set: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v; // the rate-limit headers
+  res.writeHead(200, {
+    ...set,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+    'x-request-id': req.id,
+    connection: 'keep-alive',
+  });
+  res.write('retry: 2000\n\n');
+  await hubOf(app, deps).open(res, userId, slotId, typeof last === 'string' ? last : undefined);
+}
+
 export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {
-  const hub = new StreamHub(deps);
-  app.addHook('preClose', () => hub.close());
+  hubOf(app, deps);
 
   app.get(
     '/chargers/stream',
@@ -165,23 +203,7 @@ export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {
         return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform').send('');
       }
       // C7.1: a stream over the cap is refused before anything is sent (429 too_many_streams)
-      const slotId = await takeStreamSlot(deps, p.tokenId);
-      const last = req.headers['last-event-id'];
-      reply.hijack();
-      const res = reply.raw;
-      req.raw.socket.setNoDelay(true);
-      const set: Record<string, string | number | string[]> = {};
-      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v; // the rate-limit headers
-      res.writeHead(200, {
-        ...set,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        'x-accel-buffering': 'no',
-        'x-request-id': req.id,
-        connection: 'keep-alive',
-      });
-      res.write('retry: 2000\n\n');
-      await hub.open(res, p.userId, slotId, typeof last === 'string' ? last : undefined);
+      await serveChargerStream(app, deps, req, reply, p.userId, p.tokenId);
     },
   );
 };

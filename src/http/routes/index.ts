@@ -16,6 +16,7 @@ import { chargerStreamRoutes } from './charger-stream.routes.ts';
 import { claimRoutes } from './claim.routes.ts';
 import { connectionsRoutes } from './connections.routes.ts';
 import { cpoChargersRoutes } from './cpo-chargers.routes.ts';
+import { dashboardRoutes } from './dashboard.routes.ts';
 import { energyOverviewRoutes } from './energy.routes.ts';
 import { erePositionRoutes } from './ere-position.routes.ts';
 import { erePositionsRoutes } from './ere-positions.routes.ts';
@@ -57,4 +58,5 @@ export const allRoutes: RouteRegistrar[] = [
   erePositionsRoutes,
   adminEreRoutes,
   sandboxEnergyRoutes,
+  dashboardRoutes,
 ];

@@ -1,0 +1,56 @@
+// The dashboard's stylesheet and script, served as files (its CSP allows no inline script or style): the signing
+// and claim pages' look, a bar chart, and the few lines that keep the chargers live from the event stream.
+import { PAGE_CSS } from './page-kit.ts';
+
+export const DASHBOARD_CSS = `${PAGE_CSS}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:baseline;justify-content:space-between}
+header form{display:inline}header button{margin-top:0}
+section{margin-top:2rem}
+.card{border:1px solid #c5ccd6;border-radius:6px;padding:.75rem 1rem;margin:.75rem 0}
+.card h3{margin:.25rem 0 .5rem;font-size:1.05rem}
+.card form{display:inline-block;margin-right:.5rem}
+.online{color:#1b7a34;font-weight:600}.offline{color:#a4001c;font-weight:600}
+.kwh{font-size:1.4rem;font-weight:700;font-variant-numeric:tabular-nums}
+.flash{border-left:4px solid #1b7a34;background:#f1f8f3;padding:.25rem 1rem}
+.flash.bad{border-left-color:#a4001c;background:#fcf1f3}
+.secret{font-family:ui-monospace,monospace;background:#f7f9fb;border:1px solid #c5ccd6;padding:.5rem;word-break:break-all}
+table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:left;padding:.3rem .4rem;border-bottom:1px solid #e3e7ec;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto}
+svg.chart{width:100%;height:auto;display:block}
+svg.chart rect{fill:#1d5fbf}svg.chart text{font-size:11px;fill:#53606f}
+fieldset{border:1px solid #c5ccd6;border-radius:6px;margin:.75rem 0}
+input[type=email]{display:block;width:100%;max-width:100%;padding:.5rem;font-size:1rem}`;
+
+/** Live chargers: each `charger` event of /dashboard/stream updates the card of that charger in place. */
+export const DASHBOARD_JS = `(() => {
+  'use strict';
+  const root = document.documentElement;
+  const lc = root.lang === 'en' ? 'en' : 'nl';
+  const t = {
+    nl: { online: 'online', offline: 'offline', charging: 'laadt', idle: 'laadt niet', none: '—' },
+    en: { online: 'online', offline: 'offline', charging: 'charging', idle: 'not charging', none: '—' },
+  }[lc];
+  const kwh = new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+  const set = (card, field, text, cls) => {
+    const el = card.querySelector('[data-field="' + field + '"]');
+    if (!el) return;
+    el.textContent = text;
+    if (cls !== undefined) el.className = cls;
+  };
+  if (!document.querySelector('[data-charger-id]') || typeof EventSource === 'undefined') return;
+  const es = new EventSource('/dashboard/stream');
+  es.addEventListener('charger', (e) => {
+    let c;
+    try { c = JSON.parse(e.data); } catch { return; }
+    const card = document.querySelector('[data-charger-id="' + c.id + '"]');
+    if (!card) return;
+    set(card, 'status', t[c.status] || c.status, c.status);
+    set(card, 'charging', c.is_charging ? t.charging : t.idle);
+    set(card, 'kwh', c.current_session ? kwh.format(c.current_session.kwh_so_far) + ' kWh' : t.none, 'kwh');
+    set(card, 'meter', typeof c.latest_meter_wh === 'number' ? kwh.format(c.latest_meter_wh / 1000) + ' kWh' : t.none);
+    card.dataset.updated = String(Date.now());
+  });
+  es.addEventListener('session', () => { root.dataset.sessionEnded = String(Date.now()); });
+})();
+`;

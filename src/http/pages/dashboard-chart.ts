@@ -1,0 +1,31 @@
+// The dashboard's chart of monthly kWh (C7.2): an SVG drawn on the server from GET /energy's months (the last 12,
+// oldest left), every charger's kWh; no script, and a table of the same figures for screen readers.
+import type { EnergyOverview } from '../../domain/energy/overview.ts';
+import { esc, type PageLocale } from './page-kit.ts';
+import { T } from './dashboard-text.ts';
+
+const W = 600;
+const H = 220;
+const PAD = { left: 8, right: 8, top: 18, bottom: 28 };
+
+export function dashboardChart(lc: PageLocale, energy: EnergyOverview): string {
+  const months = energy.months.slice(0, 12).reverse();
+  if (months.length === 0) return `<p>${esc(T[lc].noEnergy)}</p>`;
+  const max = Math.max(1, ...months.map((m) => m.kwh_all));
+  const slot = (W - PAD.left - PAD.right) / months.length;
+  const bar = Math.max(4, slot * 0.7);
+  const fmt = new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { maximumFractionDigits: 1 });
+  const bars = months
+    .map((m, i) => {
+      const h = ((H - PAD.top - PAD.bottom) * m.kwh_all) / max;
+      const x = PAD.left + i * slot + (slot - bar) / 2;
+      const y = H - PAD.bottom - h;
+      return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}"><title>${esc(m.month)}: ${fmt.format(m.kwh_all)} kWh</title></rect>
+<text x="${(x + bar / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle">${fmt.format(m.kwh_all)}</text>
+<text x="${(x + bar / 2).toFixed(1)}" y="${H - 10}" text-anchor="middle">${esc(m.month.slice(2))}</text>`;
+    })
+    .join('\n');
+  const rows = months.map((m) => `<tr><td>${esc(m.month)}</td><td class="n">${fmt.format(m.kwh_all)}</td><td class="n">${fmt.format(m.kwh)}</td></tr>`).join('');
+  return `<svg class="chart" id="energy-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(T[lc].energyTitle)}">${bars}</svg>
+<details><summary>${esc(T[lc].energyTitle)}</summary><div class="scroll"><table id="energy-table"><thead><tr><th></th><th class="n">kWh</th><th class="n">ERE kWh</th></tr></thead><tbody>${rows}</tbody></table></div></details>`;
+}

@@ -1,0 +1,168 @@
+// C7.2 the user dashboard's pages, in Dutch and English: sign-in (e-mail link), the link's confirmation, the
+// dashboard itself (chargers live, sessions, monthly kWh, ERE position, personal API tokens) and the page that shows
+// a new token once. The stylesheet and script are files (dashboard-assets.ts): the CSP allows nothing inline.
+import type { ChargerItem, SessionItem } from '../../domain/charging/personal-views.ts';
+import type { PersonalTokenView } from '../../domain/credentials/personal-tokens.ts';
+import type { EnergyOverview } from '../../domain/energy/overview.ts';
+import type { ErePosition } from '../../domain/ere/position.ts';
+import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
+import type { OperatorIdentity } from '../../lib/operator.ts';
+import { esc, footerHtml, type PageLocale } from './page-kit.ts';
+import { dashboardChart } from './dashboard-chart.ts';
+import { T } from './dashboard-text.ts';
+
+const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${esc(value)}">`;
+const form = (action: string, csrf: string, inner: string, id?: string) =>
+  `<form method="post" action="${esc(action)}"${id ? ` id="${id}"` : ''}>${hidden('_csrf', csrf)}${inner}</form>`;
+const kwh3 = (lc: PageLocale, v: number) => `${new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: 3, maximumFractionDigits: 3 }).format(v)} kWh`;
+const num = (lc: PageLocale, v: number, d = 2) => new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: d, maximumFractionDigits: d }).format(v);
+const when = (lc: PageLocale, iso: string | Date | null) => (iso === null ? '—' : humanAmsterdam(typeof iso === 'string' ? new Date(iso) : iso, lc));
+
+/** The frame of every dashboard page: language switch, stylesheet and script files, the operator's footer. */
+export function dashboardFrame(lc: PageLocale, title: string, body: string, op: OperatorIdentity, path = '/dashboard'): string {
+  const other: PageLocale = lc === 'nl' ? 'en' : 'nl';
+  return `<!doctype html>
+<html lang="${lc}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${esc(title)}</title>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+<script src="/dashboard/assets/dashboard.js" defer></script>
+</head>
+<body>
+<a class="lang" href="${esc(path)}?locale=${other}" lang="${other}">${T[other].langName}</a>
+<main>
+${body}
+</main>
+${footerHtml(op, lc)}
+</body>
+</html>`;
+}
+
+export function signInPage(lc: PageLocale, csrf: string, op: OperatorIdentity, state: { sent?: boolean; sandboxLink?: string | null; error?: string } = {}): string {
+  const t = T[lc];
+  const sent = state.sent
+    ? `<p class="flash" id="link-sent">${esc(t.linkSent)}</p>${state.sandboxLink ? `<p class="meta">${esc(t.sandboxLink)} <a id="sandbox-link" href="${esc(state.sandboxLink)}">${esc(t.openLink)}</a></p>` : ''}`
+    : '';
+  const error = state.error ? `<p class="error" id="error">${esc(state.error)}</p>` : '';
+  return dashboardFrame(
+    lc,
+    t.signInTitle,
+    `<h1>${esc(t.signInTitle)}</h1><p>${esc(t.signInIntro)}</p>${sent}${error}
+${form(`/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" autocomplete="email" required><button type="submit" id="send-link">${esc(t.sendLink)}</button>`)}`,
+    op,
+  );
+}
+
+export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, op: OperatorIdentity, usable: boolean): string {
+  const t = T[lc];
+  const body = usable
+    ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p>${form(`/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
+    : `<h1>${esc(t.linkGoneTitle)}</h1><p class="error" id="link-gone">${esc(t.linkGone)}</p><p><a href="/dashboard?locale=${lc}">${esc(t.askNewLink)}</a></p>`;
+  return dashboardFrame(lc, usable ? t.confirmTitle : t.linkGoneTitle, body, op);
+}
+
+export interface DashboardData {
+  email: string;
+  csrf: string;
+  chargers: ChargerItem[];
+  sessions: SessionItem[];
+  energy: EnergyOverview;
+  ere: ErePosition;
+  tokens: PersonalTokenView[];
+  flash?: { text: string; bad: boolean } | undefined;
+}
+
+function chargerCard(lc: PageLocale, c: ChargerItem, csrf: string): string {
+  const t = T[lc];
+  const s = c.current_session;
+  const action = s
+    ? form(`/dashboard/sessions/${c.current_session!.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`)
+    : c.status === 'online'
+      ? form(`/dashboard/chargers/${c.id}/start?locale=${lc}`, csrf, `${hidden('connector_id', '1')}<button type="submit" class="start">${esc(t.start)}</button>`)
+      : '';
+  return `<article class="card" data-charger-id="${esc(c.id)}">
+<h3>${esc(c.nickname)}</h3>
+<dl>
+<dt>${esc(t.status)}</dt><dd><span data-field="status" class="${c.status}">${esc(t[c.status])}</span> · <span data-field="charging">${esc(c.is_charging ? t.charging : t.idle)}</span></dd>
+<dt>${esc(t.kwhSoFar)}</dt><dd><span data-field="kwh" class="kwh">${s ? kwh3(lc, s.kwh_so_far) : '—'}</span></dd>
+<dt>${esc(t.meter)}</dt><dd><span data-field="meter">${typeof c.latest_meter_wh === 'number' ? kwh3(lc, c.latest_meter_wh / 1000) : '—'}</span></dd>
+<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
+</dl>
+${action}
+</article>`;
+}
+
+function sessionsTable(lc: PageLocale, sessions: SessionItem[]): string {
+  const t = T[lc];
+  if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>`;
+  const rows = sessions
+    .map((s) => `<tr><td>${esc(s.charger_nickname)}</td><td>${esc(when(lc, s.started_at))}</td><td>${esc(s.ended_at ? when(lc, s.ended_at) : t.running)}</td><td class="n">${kwh3(lc, s.kwh)}</td><td>${esc(s.counts_for_ere ? t.yes : t.no)}</td></tr>`)
+    .join('');
+  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.charger)}</th><th>${esc(t.started)}</th><th>${esc(t.ended)}</th><th class="n">kWh</th><th>${esc(t.countsForEre)}</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function tokensSection(lc: PageLocale, tokens: PersonalTokenView[], csrf: string): string {
+  const t = T[lc];
+  const list = tokens.length
+    ? tokens
+        .map(
+          (k) => `<article class="card token" data-token-id="${esc(k.id)}"><h3>${esc(k.name ?? t.unnamed)}</h3><dl>
+<dt>${esc(t.hint)}</dt><dd>${esc(k.hint ?? '—')}</dd><dt>${esc(t.scopes)}</dt><dd>${esc(k.scopes.join(', '))}</dd>
+<dt>${esc(t.created)}</dt><dd>${esc(when(lc, k.created_at))}</dd><dt>${esc(t.lastUsed)}</dt><dd>${esc(k.last_used_at ? when(lc, k.last_used_at) : t.never)}</dd></dl>
+${form(`/dashboard/tokens/${k.id}/revoke?locale=${lc}`, csrf, `<button type="submit" class="revoke">${esc(t.revoke)}</button>`)}</article>`,
+        )
+        .join('\n')
+    : `<p>${esc(t.noTokens)}</p>`;
+  const create = form(
+    `/dashboard/tokens?locale=${lc}`,
+    csrf,
+    `<label for="token-name">${esc(t.tokenName)}</label><input type="text" id="token-name" name="name" maxlength="60" required>
+<fieldset><legend>${esc(t.scopes)}</legend><label><input type="checkbox" name="scopes" value="chargers:read" checked> chargers:read — ${esc(t.scopeRead)}</label><label><input type="checkbox" name="scopes" value="chargers:write"> chargers:write — ${esc(t.scopeWrite)}</label></fieldset>
+<button type="submit" id="create-token">${esc(t.createToken)}</button>`,
+    'token-form',
+  );
+  return `<section id="tokens"><h2>${esc(t.tokensTitle)}</h2><p class="meta">${esc(t.tokensIntro)}</p>${list}${create}</section>`;
+}
+
+function ereSection(lc: PageLocale, ere: ErePosition): string {
+  const t = T[lc];
+  const row = (label: string, value: string, id: string) => `<dt>${esc(label)}</dt><dd id="${id}">${esc(value)}</dd>`;
+  return `<section id="ere"><h2>${esc(t.ereTitle)} ${ere.compliance_year}</h2><dl>
+${row(t.ereAllocatable, `${num(lc, ere.allocatable_ere)} ERE (${num(lc, ere.allocatable_kwh)} kWh)`, 'ere-allocatable')}
+${row(t.erePending, `${num(lc, ere.pending_ere)} ERE (${num(lc, ere.pending_kwh)} kWh)`, 'ere-pending')}
+${row(t.erePaid, `${num(lc, ere.paid.ere)} ERE · € ${num(lc, ere.paid.net_eur)}`, 'ere-paid')}
+${row(t.erePayable, `${num(lc, ere.payable.ere)} ERE · € ${num(lc, ere.payable.net_eur)}`, 'ere-payable')}
+${row(t.erePrice, `€ ${num(lc, ere.indicative_price_per_ere)}`, 'ere-price')}
+</dl></section>`;
+}
+
+export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIdentity): string {
+  const t = T[lc];
+  const flash = d.flash ? `<p class="flash${d.flash.bad ? ' bad' : ''}" id="flash">${esc(d.flash.text)}</p>` : '';
+  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.csrf)).join('\n') : `<p>${esc(t.noChargers)}</p>`;
+  return dashboardFrame(
+    lc,
+    t.title,
+    `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
+${flash}
+<section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta">${esc(t.liveNote)}</p>${chargers}</section>
+<section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
+${ereSection(lc, d.ere)}
+<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, d.sessions)}</section>
+${tokensSection(lc, d.tokens, d.csrf)}`,
+    op,
+  );
+}
+
+export function tokenCreatedPage(lc: PageLocale, token: string, name: string, op: OperatorIdentity): string {
+  const t = T[lc];
+  return dashboardFrame(
+    lc,
+    t.tokenCreatedTitle,
+    `<h1>${esc(t.tokenCreatedTitle)}</h1><p>${esc(t.tokenCreatedIntro)}</p><p><strong>${esc(name)}</strong></p><p class="secret" id="new-token">${esc(token)}</p><p><a href="/dashboard?locale=${lc}" id="back">${esc(t.back)}</a></p>`,
+    op,
+  );
+}

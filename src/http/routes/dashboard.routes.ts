@@ -1,0 +1,229 @@
+// C7.2 the user dashboard at /dashboard: sign-in by a one-time e-mail link, then a session cookie (HttpOnly,
+// SameSite=Lax, Secure on production, 30 days, held in PostgreSQL). Every form carries a CSRF token: the session's
+// once signed in, before that one bound to a cookie of its own (double submit). The pages allow no inline script or
+// style (CSP). The live part is GET /dashboard/stream (charger-stream.routes.ts), the same stream as the Personal API's.
+import cookie from '@fastify/cookie';
+import crypto from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import { listChargerItems, listSessionItems } from '../../domain/charging/personal-views.ts';
+import { startCharging, stopCharging } from '../../domain/charging/remote-control.ts';
+import { createPersonalToken, listPersonalTokens, revokePersonalToken } from '../../domain/credentials/personal-tokens.ts';
+import { csrfMatches, requestSignInLink, sessionOf, SESSION_DAYS, signIn, signInLinkUsable, signOut, type DashboardSession } from '../../domain/dashboard/sign-in.ts';
+import { energyOverview } from '../../domain/energy/overview.ts';
+import { erePositionForUser } from '../../domain/ere/position.ts';
+import { isDomainError } from '../../domain/errors.ts';
+import { localParts } from '../../lib/amsterdam-time.ts';
+import { operatorOf } from '../../lib/operator.ts';
+import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
+import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '../pages/dashboard-html.ts';
+import { T } from '../pages/dashboard-text.ts';
+import type { PageLocale } from '../pages/page-kit.ts';
+import type { RouteRegistrar } from '../types.ts';
+import { serveChargerStream } from './charger-stream.routes.ts';
+
+export const SESSION_COOKIE = 'ere_dash';
+const PRE_CSRF_COOKIE = 'ere_dash_csrf';
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const Locale = z.object({ locale: z.enum(['nl', 'en']).optional(), msg: z.string().max(300).optional(), bad: z.enum(['1']).optional() });
+const Form = z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional();
+const page = { config: { auth: { public: true } } } as const;
+const hide = { hide: true } as const;
+
+/** What the handlers read of a request (the typed request of each route has these). */
+interface Req {
+  query: unknown;
+  params: unknown;
+  body?: unknown;
+  cookies: Record<string, string | undefined>;
+}
+type FormBody = Record<string, string | string[]> | undefined;
+
+/** The session of this request's cookie, or null. */
+export async function dashboardSessionOf(deps: Deps, req: { cookies?: Record<string, string | undefined> }): Promise<DashboardSession | null> {
+  return sessionOf(deps, req.cookies?.[SESSION_COOKIE]);
+}
+
+function send(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', CSP)
+    .send(html);
+}
+
+const field = (body: unknown, name: string): string | undefined => {
+  const v = (body as FormBody)?.[name];
+  return typeof v === 'string' ? v : Array.isArray(v) ? v[0] : undefined;
+};
+
+export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
+  await app.register(cookie);
+  const op = operatorOf(deps.config);
+  const secure = deps.config.APP_ENV === 'production';
+  const lcOf = (req: Req): PageLocale => (req.query as z.infer<typeof Locale>).locale ?? 'nl';
+  const back = (lc: PageLocale, msg?: string, bad = false) => `/dashboard?locale=${lc}${msg ? `&msg=${encodeURIComponent(msg)}${bad ? '&bad=1' : ''}` : ''}`;
+
+  /** the CSRF token of a signed-out form: bound to a cookie of its own (a new one when there is none) */
+  const preCsrf = (req: Req, reply: FastifyReply): string => {
+    const have = req.cookies?.[PRE_CSRF_COOKIE];
+    if (have && /^[A-Za-z0-9_-]{43}$/.test(have)) return have;
+    const fresh = crypto.randomBytes(32).toString('base64url');
+    reply.setCookie(PRE_CSRF_COOKIE, fresh, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure });
+    return fresh;
+  };
+
+  /** A signed-in form: the session and a matching CSRF token, else the sign-in page (403 on a bad token). */
+  const guarded = async (req: Req, reply: FastifyReply): Promise<DashboardSession | null> => {
+    const s = await dashboardSessionOf(deps, req);
+    if (!s) {
+      send(reply, 401, signInPage(lcOf(req), preCsrf(req, reply), op));
+      return null;
+    }
+    if (!csrfMatches(s.csrf, field(req.body, '_csrf'))) {
+      send(reply, 403, signInPage(lcOf(req), preCsrf(req, reply), op, { error: 'CSRF' }));
+      return null;
+    }
+    return s;
+  };
+
+  app.get('/dashboard/assets/dashboard.css', { ...page, schema: hide }, async (_req, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(DASHBOARD_CSS),
+  );
+  app.get('/dashboard/assets/dashboard.js', { ...page, schema: hide }, async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').send(DASHBOARD_JS),
+  );
+
+  app.get('/dashboard', { ...page, schema: { ...hide, querystring: Locale } }, async (req, reply) => {
+    const lc = lcOf(req);
+    const s = await dashboardSessionOf(deps, req);
+    if (!s) return send(reply, 200, signInPage(lc, preCsrf(req, reply), op));
+    const year = localParts(deps.clock()).year;
+    const [chargers, sessions, energy, ere, tokens] = await Promise.all([
+      listChargerItems(deps, s.userId),
+      listSessionItems(deps, s.userId, { limit: 20, offset: 0 }),
+      energyOverview(deps, s.userId),
+      erePositionForUser(deps, s.userId, year),
+      listPersonalTokens(deps, s.userId),
+    ]);
+    const flash = req.query.msg ? { text: req.query.msg, bad: req.query.bad === '1' } : undefined;
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, sessions: sessions.sessions, energy, ere, tokens, flash }, op));
+  });
+
+  // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
+  app.get('/dashboard/stream', { ...page, schema: hide }, async (req, reply) => {
+    const s = await dashboardSessionOf(deps, req);
+    if (!s) return reply.code(401).send({ error: 'unauthorized', detail: 'Sign in on /dashboard first.' });
+    if (req.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').send('');
+    await serveChargerStream(app, deps, req, reply, s.userId, s.id);
+    return reply;
+  });
+
+  app.post('/dashboard/sign-in', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+    const lc = lcOf(req);
+    const csrf = preCsrf(req, reply);
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: 'CSRF' }));
+    try {
+      const link = await requestSignInLink(deps, field(req.body, 'email') ?? '', lc);
+      // the same answer whether or not the address is a user's; the sandbox shows the link itself
+      return send(reply, 200, signInPage(lc, csrf, op, { sent: true, sandboxLink: deps.config.APP_ENV === 'sandbox' ? link : null }));
+    } catch (err) {
+      if (isDomainError(err)) return send(reply, 400, signInPage(lc, csrf, op, { error: err.message }));
+      throw err;
+    }
+  });
+
+  const Token = z.object({ token: z.string().min(1).max(100) });
+  app.get('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale } }, async (req, reply) => {
+    // a GET never signs in (mail scanners open links): the page asks to confirm with a button
+    const usable = await signInLinkUsable(deps, req.params.token);
+    return send(reply, usable ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), op, usable));
+  });
+
+  app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form } }, async (req, reply) => {
+    const lc = lcOf(req);
+    const csrf = preCsrf(req, reply);
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: 'CSRF' }));
+    try {
+      const s = await signIn(deps, req.params.token);
+      reply.setCookie(SESSION_COOKIE, s.cookie, { path: '/dashboard', httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400 });
+      return reply.redirect(`/dashboard?locale=${lc}`, 303);
+    } catch (err) {
+      if (isDomainError(err)) return send(reply, 410, confirmSignInPage(lc, req.params.token, csrf, op, false));
+      throw err;
+    }
+  });
+
+  app.post('/dashboard/sign-out', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+    const s = await guarded(req, reply);
+    if (!s) return reply;
+    await signOut(deps, s.id);
+    reply.clearCookie(SESSION_COOKIE, { path: '/dashboard' });
+    return reply.redirect(`/dashboard?locale=${lcOf(req)}`, 303);
+  });
+
+  /** A signed-in action: its outcome comes back as the dashboard's flash line. */
+  const action = (run: (s: DashboardSession, req: Req, lc: PageLocale) => Promise<string>) => async (req: Req, reply: FastifyReply) => {
+    const s = await guarded(req, reply);
+    if (!s) return reply;
+    const lc = lcOf(req);
+    try {
+      return reply.redirect(back(lc, await run(s, req, lc)), 303);
+    } catch (err) {
+      if (isDomainError(err)) return reply.redirect(back(lc, `${T[lc].failed_msg}${err.message}`, true), 303);
+      throw err;
+    }
+  };
+  const Id = z.object({ id: z.uuid() });
+  const signedIn = { ...page, schema: { ...hide, params: Id, querystring: Locale, body: Form } };
+
+  app.post(
+    '/dashboard/chargers/:id/start',
+    signedIn,
+    action(async (s, req, lc) => {
+      const connectorId = Number(field(req.body, 'connector_id') ?? '1');
+      const r = await startCharging(deps, { userId: s.userId, chargerId: (req.params as { id: string }).id, connectorId });
+      const status = (r.response as { status?: string } | null)?.status;
+      return status === 'Accepted' ? T[lc].started_msg : `${T[lc].refused_msg}${status ?? '?'}`;
+    }),
+  );
+  app.post(
+    '/dashboard/sessions/:id/stop',
+    signedIn,
+    action(async (s, req, lc) => {
+      const r = await stopCharging(deps, { userId: s.userId, sessionId: (req.params as { id: string }).id });
+      const status = (r.response as { status?: string } | null)?.status;
+      return status === 'Accepted' ? T[lc].stopped_msg : `${T[lc].refused_msg}${status ?? '?'}`;
+    }),
+  );
+  app.post(
+    '/dashboard/tokens/:id/revoke',
+    signedIn,
+    action(async (s, req, lc) => {
+      await revokePersonalToken(deps, s.userId, (req.params as { id: string }).id);
+      return T[lc].revoked_msg;
+    }),
+  );
+
+  app.post('/dashboard/tokens', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+    const s = await guarded(req, reply);
+    if (!s) return reply;
+    const lc = lcOf(req);
+    const raw = (req.body as FormBody)?.scopes;
+    const scopes = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
+    const name = field(req.body, 'name') ?? '';
+    try {
+      const t = await createPersonalToken(deps, s.userId, { name, scopes });
+      return send(reply, 201, tokenCreatedPage(lc, t.token, name.trim(), op));
+    } catch (err) {
+      if (isDomainError(err)) return reply.redirect(back(lc, `${T[lc].failed_msg}${err.message}`, true), 303);
+      throw err;
+    }
+  });
+};

@@ -1,0 +1,192 @@
+// C7.2 the user dashboard over HTTP: sign-in by a one-time e-mail link (through the outbox; single use; 15 minutes;
+// the same answer for an unknown address), the session cookie's flags, CSRF on every form, the strict CSP, personal
+// API tokens made, used and revoked on the page, sign-out, and one user never seeing another's data.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { testClock } from '../helpers/clock.ts';
+import { aUser, bearer } from '../helpers/factories.ts';
+import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+
+const clock = testClock('2026-11-22T10:00:00Z');
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await createTestService({ clock });
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+type Jar = Map<string, string>;
+const cookieHeader = (jar: Jar) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+function keep(jar: Jar, setCookie: string | string[] | undefined): void {
+  for (const c of [setCookie ?? []].flat()) {
+    const [pair] = c.split(';');
+    const [k, v] = pair!.split('=');
+    if (v === '' || /Max-Age=0|Expires=Thu, 01 Jan 1970/i.test(c)) jar.delete(k!);
+    else jar.set(k!, v!);
+  }
+}
+const csrfIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+
+async function get(jar: Jar, url: string) {
+  const res = await svc.app.inject({ method: 'GET', url, headers: { cookie: cookieHeader(jar) } });
+  keep(jar, res.headers['set-cookie']);
+  return res;
+}
+async function post(jar: Jar, url: string, form: Record<string, string | string[]>) {
+  const body = new URLSearchParams();
+  for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
+  const res = await svc.app.inject({
+    method: 'POST',
+    url,
+    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: body.toString(),
+  });
+  keep(jar, res.headers['set-cookie']);
+  return res;
+}
+
+/** Asks for a link as a browser would and returns the link's token from the e-mail in the outbox. */
+async function askLink(jar: Jar, email: string): Promise<string> {
+  const page = await get(jar, '/dashboard');
+  const res = await post(jar, '/dashboard/sign-in', { email, _csrf: csrfIn(page.body) });
+  expect(res.statusCode).toBe(200);
+  const mail = await svc.deps.db.selectFrom('outbox_messages').select(['body', 'kind']).where('to_email', '=', email.toLowerCase()).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+  expect(mail.kind).toBe('dashboard_sign_in');
+  return /\/dashboard\/sign-in\/([A-Za-z0-9_-]+)/.exec(mail.body)![1]!;
+}
+
+async function signedIn(email: string): Promise<{ jar: Jar; csrf: string }> {
+  const jar: Jar = new Map();
+  const token = await askLink(jar, email);
+  const confirm = await get(jar, `/dashboard/sign-in/${token}`);
+  const res = await post(jar, `/dashboard/sign-in/${token}`, { _csrf: csrfIn(confirm.body) });
+  expect(res.statusCode).toBe(303);
+  const page = await get(jar, '/dashboard');
+  expect(page.statusCode).toBe(200);
+  return { jar, csrf: csrfIn(page.body) };
+}
+
+describe('sign-in', () => {
+  it('answers the sign-in page with a strict CSP, and sends a one-time link through the outbox', async () => {
+    const user = await aUser(svc.deps);
+    const jar: Jar = new Map();
+    const page = await get(jar, '/dashboard');
+    expect(page.statusCode).toBe(200);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(page.body).not.toMatch(/<script>|<style>| style="/);
+    const token = await askLink(jar, user.email);
+    // opening the link does not sign in (mail scanners open links): it asks to confirm
+    const confirm = await get(jar, `/dashboard/sign-in/${token}`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain('confirm-sign-in');
+    // without the form's CSRF token nothing happens
+    expect((await post(jar, `/dashboard/sign-in/${token}`, {})).statusCode).toBe(403);
+    const ok = await post(jar, `/dashboard/sign-in/${token}`, { _csrf: csrfIn(confirm.body) });
+    expect(ok.statusCode).toBe(303);
+    const cookie = [ok.headers['set-cookie']].flat().find((c) => String(c).startsWith('ere_dash='))!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    expect(cookie).toMatch(/Path=\/dashboard/);
+    expect(cookie).toMatch(/Max-Age=2592000/);
+    expect(cookie).not.toMatch(/Secure/); // sandbox over http; Secure on production
+    const dash = await get(jar, '/dashboard');
+    expect(dash.body).toContain(user.email);
+    // the link works once
+    const again = await post(new Map([...jar].filter(([k]) => k !== 'ere_dash')), `/dashboard/sign-in/${token}`, { _csrf: jar.get('ere_dash_csrf')! });
+    expect(again.statusCode).toBe(410);
+    // only hashes are stored
+    const rows = await svc.deps.db.selectFrom('dashboard_sign_in_links').select('token_hash').execute();
+    expect(rows.some((r) => r.token_hash === token)).toBe(false);
+  });
+
+  it('a link older than 15 minutes no longer signs in', async () => {
+    const user = await aUser(svc.deps);
+    const jar: Jar = new Map();
+    const token = await askLink(jar, user.email);
+    clock.advance(15 * 60_000 + 1000);
+    const confirm = await get(jar, `/dashboard/sign-in/${token}`);
+    expect(confirm.statusCode).toBe(410);
+    expect((await post(jar, `/dashboard/sign-in/${token}`, { _csrf: jar.get('ere_dash_csrf')! })).statusCode).toBe(410);
+  });
+
+  it('gives an unknown address the same answer and sends nothing', async () => {
+    const jar: Jar = new Map();
+    const page = await get(jar, '/dashboard');
+    const email = `nobody-${Date.now()}@example.nl`;
+    const res = await post(jar, '/dashboard/sign-in', { email, _csrf: csrfIn(page.body) });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('id="link-sent"');
+    expect(res.body).not.toContain('sandbox-link');
+    const mails = await svc.deps.db.selectFrom('outbox_messages').select('id').where('to_email', '=', email).execute();
+    expect(mails).toEqual([]);
+  });
+
+  it('sign-out ends the session (the cookie no longer opens the dashboard)', async () => {
+    const user = await aUser(svc.deps);
+    const { jar, csrf } = await signedIn(user.email);
+    const old = jar.get('ere_dash')!;
+    expect((await post(jar, '/dashboard/sign-out', {})).statusCode).toBe(403); // no CSRF token
+    expect((await post(jar, '/dashboard/sign-out', { _csrf: csrf })).statusCode).toBe(303);
+    const after = await get(new Map([['ere_dash', old]]), '/dashboard');
+    expect(after.body).toContain('send-link');
+    expect(after.body).not.toContain(user.email);
+  });
+});
+
+describe('the dashboard', () => {
+  it('shows only the user\'s own chargers; the stream refuses a request without a session', async () => {
+    const a = await aUser(svc.deps);
+    const b = await aUser(svc.deps);
+    await anOcppCharger(svc, a, { nickname: 'Oprit A' });
+    await anOcppCharger(svc, b, { nickname: 'Garage B' });
+    const { jar } = await signedIn(a.email);
+    const page = await get(jar, '/dashboard');
+    expect(page.body).toContain('Oprit A');
+    expect(page.body).not.toContain('Garage B');
+    expect((await svc.app.inject({ method: 'GET', url: '/dashboard/stream' })).statusCode).toBe(401);
+    const css = await svc.app.inject({ method: 'GET', url: '/dashboard/assets/dashboard.css' });
+    expect(css.headers['content-type']).toMatch(/text\/css/);
+  });
+
+  it('creates a token shown once that works on the Personal API, then revokes it (refused)', async () => {
+    const user = await aUser(svc.deps);
+    const { jar, csrf } = await signedIn(user.email);
+    expect((await post(jar, '/dashboard/tokens', { name: 'Home Assistant', scopes: ['chargers:read'] })).statusCode).toBe(403);
+    const made = await post(jar, '/dashboard/tokens', { _csrf: csrf, name: 'Home Assistant', scopes: ['chargers:read'] });
+    expect(made.statusCode).toBe(201);
+    const token = /id="new-token">([^<]+)</.exec(made.body)![1]!;
+    expect(token).toMatch(/^ptk_/);
+    expect((await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(token) })).statusCode).toBe(200);
+    // chargers:read only
+    expect((await svc.app.inject({ method: 'POST', url: '/chargers', headers: bearer(token), payload: { nickname: 'x' } })).statusCode).toBe(403);
+    const page = await get(jar, '/dashboard');
+    expect(page.body).toContain('Home Assistant');
+    expect(page.body).toContain(token.slice(-4)); // the hint
+    expect(page.body).not.toContain(token);
+    const id = /data-token-id="([^"]+)"><h3>Home Assistant/.exec(page.body)![1]!;
+    // another user cannot revoke it
+    const other = await signedIn((await aUser(svc.deps)).email);
+    const foreign = await post(other.jar, `/dashboard/tokens/${id}/revoke`, { _csrf: other.csrf });
+    expect(foreign.statusCode).toBe(303);
+    expect(foreign.headers.location).toContain('bad=1');
+    expect((await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(token) })).statusCode).toBe(200);
+    const revoked = await post(jar, `/dashboard/tokens/${id}/revoke`, { _csrf: csrf });
+    expect(revoked.statusCode).toBe(303);
+    expect((await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(token) })).statusCode).toBe(401);
+  });
+
+  it('refuses a token without a scope or a name, and an action without a session', async () => {
+    const user = await aUser(svc.deps);
+    const { jar, csrf } = await signedIn(user.email);
+    const none = await post(jar, '/dashboard/tokens', { _csrf: csrf, name: 'x' });
+    expect(none.statusCode).toBe(303);
+    expect(none.headers.location).toContain('bad=1');
+    const anon = await post(new Map(), '/dashboard/tokens', { _csrf: csrf, name: 'x', scopes: 'chargers:read' });
+    expect(anon.statusCode).toBe(401);
+  });
+});
