@@ -18,7 +18,7 @@ table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:left
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .scroll{overflow-x:auto}
 svg.chart{width:100%;height:auto;display:block}
-svg.chart rect{fill:#1d5fbf}svg.chart text{font-size:11px;fill:#53606f}
+svg.chart{max-width:36rem}svg.chart rect{fill:#1d5fbf}svg.chart text{font-size:10px;fill:#53606f}
 fieldset{border:1px solid #c5ccd6;border-radius:6px;margin:.75rem 0}
 input[type=email]{display:block;width:100%;max-width:100%;padding:.5rem;font-size:1rem}`;
 

@@ -4,13 +4,14 @@ import type { EnergyOverview } from '../../domain/energy/overview.ts';
 import { esc, type PageLocale } from './page-kit.ts';
 import { T } from './dashboard-text.ts';
 
-const W = 600;
-const H = 220;
-const PAD = { left: 8, right: 8, top: 18, bottom: 28 };
+// drawn in a 360 × 200 box: on a phone the labels stay readable, on a wider screen the chart scales up
+const W = 360;
+const H = 200;
+const PAD = { left: 4, right: 4, top: 20, bottom: 24 };
 
 export function dashboardChart(lc: PageLocale, energy: EnergyOverview): string {
   const months = energy.months.slice(0, 12).reverse();
-  if (months.length === 0) return `<p>${esc(T[lc].noEnergy)}</p>`;
+  if (months.length === 0 || months.every((m) => m.kwh_all === 0)) return `<p id="energy-none">${esc(T[lc].noEnergy)}</p>`;
   const max = Math.max(1, ...months.map((m) => m.kwh_all));
   const slot = (W - PAD.left - PAD.right) / months.length;
   const bar = Math.max(4, slot * 0.7);
@@ -22,7 +23,7 @@ export function dashboardChart(lc: PageLocale, energy: EnergyOverview): string {
       const y = H - PAD.bottom - h;
       return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}"><title>${esc(m.month)}: ${fmt.format(m.kwh_all)} kWh</title></rect>
 <text x="${(x + bar / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle">${fmt.format(m.kwh_all)}</text>
-<text x="${(x + bar / 2).toFixed(1)}" y="${H - 10}" text-anchor="middle">${esc(m.month.slice(2))}</text>`;
+<text x="${(x + bar / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle">${esc(m.month.slice(5))}</text>`;
     })
     .join('\n');
   const rows = months.map((m) => `<tr><td>${esc(m.month)}</td><td class="n">${fmt.format(m.kwh_all)}</td><td class="n">${fmt.format(m.kwh)}</td></tr>`).join('');

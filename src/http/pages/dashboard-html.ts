@@ -99,9 +99,12 @@ function sessionsTable(lc: PageLocale, sessions: SessionItem[]): string {
   const t = T[lc];
   if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>`;
   const rows = sessions
-    .map((s) => `<tr><td>${esc(s.charger_nickname)}</td><td>${esc(when(lc, s.started_at))}</td><td>${esc(s.ended_at ? when(lc, s.ended_at) : t.running)}</td><td class="n">${kwh3(lc, s.kwh)}</td><td>${esc(s.counts_for_ere ? t.yes : t.no)}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${esc(when(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${when(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${kwh3(lc, s.kwh)}<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
+    )
     .join('');
-  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.charger)}</th><th>${esc(t.started)}</th><th>${esc(t.ended)}</th><th class="n">kWh</th><th>${esc(t.countsForEre)}</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function tokensSection(lc: PageLocale, tokens: PersonalTokenView[], csrf: string): string {

@@ -1,0 +1,78 @@
+// C7.2 / issue 14 item 3 from the dashboard: the owner's start button sends RemoteStartTransaction with the owner's id
+// token to the charger, the stop button RemoteStopTransaction with the session's transaction id; the charger's answer
+// comes back as the page's message. Another user's charger cannot be started from one's own session.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await createTestService({ listen: true });
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+async function signedIn(email: string): Promise<{ cookie: string; csrf: string }> {
+  const first = await svc.app.inject({ method: 'GET', url: '/dashboard' });
+  const pre = /ere_dash_csrf=([^;]+)/.exec(String(first.headers['set-cookie']))![1]!;
+  const form = (o: Record<string, string>) => new URLSearchParams(o).toString();
+  const headers = (cookie: string) => ({ cookie, 'content-type': 'application/x-www-form-urlencoded' });
+  await svc.app.inject({ method: 'POST', url: '/dashboard/sign-in', headers: headers(`ere_dash_csrf=${pre}`), payload: form({ email, _csrf: pre }) });
+  const mail = await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', email).executeTakeFirstOrThrow();
+  const token = /\/dashboard\/sign-in\/([A-Za-z0-9_-]+)/.exec(mail.body)![1]!;
+  const ok = await svc.app.inject({ method: 'POST', url: `/dashboard/sign-in/${token}`, headers: headers(`ere_dash_csrf=${pre}`), payload: form({ _csrf: pre }) });
+  const cookie = `ere_dash=${/ere_dash=([^;]+)/.exec(String(ok.headers['set-cookie']))![1]!}`;
+  const page = await svc.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie } });
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)![1]! };
+}
+
+it('starts and stops charging on the owner\'s charger from the dashboard', { timeout: 30_000 }, async () => {
+  const owner = await aUser(svc.deps, { email: `start-${Date.now()}@voorbeeld-laden.nl` });
+  const stranger = await aUser(svc.deps, { email: `other-${Date.now()}@voorbeeld-laden.nl` });
+  const ch = await anOcppCharger(svc, owner);
+  const cli = await connectCharger(svc, ch, 'ocpp1.6');
+  const seen: Array<{ action: string; params: unknown }> = [];
+  cli.handle('RemoteStartTransaction', async ({ params }) => {
+    seen.push({ action: 'RemoteStartTransaction', params });
+    return { status: 'Accepted' };
+  });
+  cli.handle('RemoteStopTransaction', async ({ params }) => {
+    seen.push({ action: 'RemoteStopTransaction', params });
+    return { status: 'Accepted' };
+  });
+  try {
+    const me = await signedIn(owner.email);
+    const post = (url: string, who: { cookie: string; csrf: string }, extra: Record<string, string> = {}) =>
+      svc.app.inject({ method: 'POST', url, headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ _csrf: who.csrf, ...extra }).toString() });
+
+    // someone else's session cannot start it
+    const other = await signedIn(stranger.email);
+    const refused = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, other, { connector_id: '1' });
+    expect(refused.headers.location).toContain('bad=1');
+    expect(seen).toEqual([]);
+
+    const started = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, me, { connector_id: '1' });
+    expect(started.statusCode).toBe(303);
+    expect(decodeURIComponent(String(started.headers.location))).toContain('The charger was asked to start charging.');
+    expect(seen[0]!.action).toBe('RemoteStartTransaction');
+    const idTag = (seen[0]!.params as { idTag: string; connectorId: number }).idTag;
+    expect(seen[0]!.params).toEqual({ connectorId: 1, idTag });
+
+    // the charger starts with that id tag; the page then offers to stop the running session
+    const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag, meterStart: 500, timestamp: new Date().toISOString() })) as { transactionId: number };
+    const session = await svc.deps.db.selectFrom('charging_sessions').select('id').where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
+    const page = await svc.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie: me.cookie } });
+    expect(page.body).toContain(`/dashboard/sessions/${session.id}/stop`);
+    const stopped = await post(`/dashboard/sessions/${session.id}/stop?locale=en`, me);
+    expect(decodeURIComponent(String(stopped.headers.location))).toContain('The charger was asked to stop charging.');
+    expect(seen[1]).toEqual({ action: 'RemoteStopTransaction', params: { transactionId } });
+    // without the session's CSRF token nothing is sent
+    const forged = await svc.app.inject({ method: 'POST', url: `/dashboard/sessions/${session.id}/stop`, headers: { cookie: me.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    expect(forged.statusCode).toBe(403);
+    expect(seen).toHaveLength(2);
+  } finally {
+    await cli.close();
+  }
+});

@@ -1,0 +1,94 @@
+// C7.2 the dashboard in headless Chromium at phone width, as an owner uses it: sign in through the link of the
+// e-mail, watch the kWh of a running session rise while the charger (an OCPP 1.6 client here) sends MeterValues,
+// without reloading the page; make a personal API token on the page, use it on the Personal API, revoke it on the
+// page and see it refused. Every page fits 360 px; screenshots go to docs/screenshots/ (docs/pages.md).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { aUser, bearer } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger } from '../helpers/ocpp-factories.ts';
+
+const SHOTS = path.resolve('docs/screenshots');
+let svc: TestService;
+let browser: Browser;
+
+beforeAll(async () => {
+  svc = await createTestService({ listen: true });
+  browser = await launchChromium('The dashboard test');
+  fs.mkdirSync(SHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await svc?.close();
+});
+
+async function fits360(page: Page, shot: string): Promise<void> {
+  expect(await page.evaluate('document.documentElement.scrollWidth'), `${shot}: scrollWidth`).toBeLessThanOrEqual(360);
+  expect(await page.locator('footer#operator').count()).toBe(1);
+  await page.screenshot({ path: path.join(SHOTS, `${shot}.png`), fullPage: true });
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const meter = (transactionId: number, at: number, wh: number) => ({
+  connectorId: 1,
+  transactionId,
+  meterValue: [{ timestamp: iso(at), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
+});
+
+it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revokes a token', { timeout: 90_000 }, async () => {
+  const user = await aUser(svc.deps, { email: `eigenaar-${Date.now()}@voorbeeld-laden.nl` });
+  const charger = await anOcppCharger(svc, user, { nickname: 'Laadpaal oprit' });
+  const cli = await connectCharger(svc, charger, 'ocpp1.6');
+  const t0 = Date.now() - 3_600_000;
+  const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'OWNER1', meterStart: 10_000, timestamp: iso(t0) })) as { transactionId: number };
+
+  const page = await browser.newPage({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 1 });
+  try {
+    // sign in: the address, then the link from the e-mail, then the confirmation button
+    await page.goto(`${svc.url}/dashboard?locale=en`);
+    await fits360(page, 'dashboard-sign-in');
+    await page.fill('#email', user.email);
+    await Promise.all([page.waitForLoadState('load'), page.click('#send-link')]);
+    await page.waitForSelector('#link-sent');
+    const mail = await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', user.email).executeTakeFirstOrThrow();
+    const link = /(https?:\/\/\S+\/dashboard\/sign-in\/\S+)/.exec(mail.body)![1]!;
+    await page.goto(link);
+    await Promise.all([page.waitForURL(/\/dashboard\?locale=en$/), page.click('#confirm-sign-in')]);
+    await page.waitForSelector('#user-email');
+    expect(await page.textContent('#user-email')).toBe(user.email);
+
+    // live: the session's kWh follows the charger's MeterValues without a reload
+    const kwh = page.locator(`[data-charger-id="${charger.chargerId}"] [data-field="kwh"]`);
+    await page.evaluate('window.__sameDocument = true');
+    await cli.call('MeterValues', meter(transactionId, t0 + 600_000, 11_500));
+    await expect.poll(() => kwh.textContent(), { timeout: 10_000 }).toBe('1.500 kWh');
+    await cli.call('MeterValues', meter(transactionId, t0 + 1_200_000, 13_250));
+    await expect.poll(() => kwh.textContent(), { timeout: 10_000 }).toBe('3.250 kWh');
+    expect(await page.evaluate('window.__sameDocument')).toBe(true); // no reload happened
+    expect(await page.textContent(`[data-charger-id="${charger.chargerId}"] [data-field="status"]`)).toBe('online');
+    await fits360(page, 'dashboard');
+
+    // a token made on the page works on the Personal API until it is revoked on the page
+    await page.fill('#token-name', 'Home Assistant');
+    await Promise.all([page.waitForLoadState('load'), page.click('#create-token')]);
+    const token = (await page.textContent('#new-token'))!.trim();
+    expect(token).toMatch(/^ptk_/);
+    await fits360(page, 'dashboard-token');
+    const use = () => fetch(`${svc.url}/chargers`, { headers: bearer(token) });
+    const ok = await use();
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { chargers: Array<{ id: string }> }).chargers.map((c) => c.id)).toEqual([charger.chargerId]);
+    await Promise.all([page.waitForLoadState('load'), page.click('#back')]);
+    const card = page.locator('article.token', { hasText: 'Home Assistant' });
+    await Promise.all([page.waitForLoadState('load'), card.locator('button.revoke').click()]);
+    await page.waitForSelector('#flash');
+    expect(await page.locator('article.token', { hasText: 'Home Assistant' }).count()).toBe(0);
+    expect((await use()).status).toBe(401);
+  } finally {
+    await page.close();
+    await cli.close();
+  }
+});
