@@ -36,31 +36,6 @@ export interface CpoClientsTable {
   scopes: string[];
   created_at: Generated<Date>;
   revoked_at: NullableTimestamp;
-  /** migrations/0060: the name the owner gave it on the dashboard, the secret's last characters, its last use */
-  name: ColumnType<string | null, string | null | undefined, string | null>;
-  hint: ColumnType<string | null, string | null | undefined, string | null>;
-  last_used_at: NullableTimestamp;
-}
-
-/** migrations/0060 (C7.2): a one-time sign-in link of the dashboard. */
-export interface DashboardSignInLinksTable {
-  id: Generated<string>;
-  user_id: string;
-  token_hash: string;
-  expires_at: Timestamp;
-  used_at: NullableTimestamp;
-  created_at: Generated<Date>;
-}
-
-/** migrations/0060 (C7.2): a signed-in dashboard session (the cookie's hash) and its CSRF token. */
-export interface DashboardSessionsTable {
-  id: Generated<string>;
-  user_id: string;
-  token_hash: string;
-  csrf_token: string;
-  created_at: Generated<Date>;
-  expires_at: Timestamp;
-  revoked_at: NullableTimestamp;
 }
 
 export interface AccessTokensTable {
@@ -92,27 +67,6 @@ export interface PersonalTokensTable {
   name: ColumnType<string | null, string | null | undefined, string | null>;
   hint: ColumnType<string | null, string | null | undefined, string | null>;
   last_used_at: NullableTimestamp;
-}
-
-/** migrations/0060 (C7.2): a one-time sign-in link of the dashboard. */
-export interface DashboardSignInLinksTable {
-  id: Generated<string>;
-  user_id: string;
-  token_hash: string;
-  expires_at: Timestamp;
-  used_at: NullableTimestamp;
-  created_at: Generated<Date>;
-}
-
-/** migrations/0060 (C7.2): a signed-in dashboard session (the cookie's hash) and its CSRF token. */
-export interface DashboardSessionsTable {
-  id: Generated<string>;
-  user_id: string;
-  token_hash: string;
-  csrf_token: string;
-  created_at: Generated<Date>;
-  expires_at: Timestamp;
-  revoked_at: NullableTimestamp;
 }
 
 export type AccountType = 'particulier' | 'zakelijk' | 'vve';
@@ -285,8 +239,6 @@ export interface CoreTables {
   access_tokens: AccessTokensTable;
   users: UsersTable;
   personal_tokens: PersonalTokensTable;
-  dashboard_sign_in_links: DashboardSignInLinksTable;
-  dashboard_sessions: DashboardSessionsTable;
   accounts: AccountsTable;
   connections: ConnectionsTable;
   catalog_models: CatalogModelsTable;
