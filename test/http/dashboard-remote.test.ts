@@ -28,15 +28,23 @@ async function signedIn(email: string): Promise<{ cookie: string; csrf: string }
   return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)![1]! };
 }
 
+/** The flash line of the page an action redirected to. */
+async function flashAfter(res: { statusCode: number; headers: Record<string, unknown> }, cookie: string): Promise<string | undefined> {
+  expect(res.statusCode).toBe(303);
+  const page = await svc.app.inject({ method: 'GET', url: String(res.headers.location), headers: { cookie } });
+  return /id="flash">([^<]*)</.exec(page.body)?.[1];
+}
+
 it('starts and stops charging on the owner\'s charger from the dashboard', { timeout: 30_000 }, async () => {
   const owner = await aUser(svc.deps, { email: `start-${Date.now()}@voorbeeld-laden.nl` });
   const stranger = await aUser(svc.deps, { email: `other-${Date.now()}@voorbeeld-laden.nl` });
   const ch = await anOcppCharger(svc, owner);
   const cli = await connectCharger(svc, ch, 'ocpp1.6');
   const seen: Array<{ action: string; params: unknown }> = [];
+  let answer = 'Accepted';
   cli.handle('RemoteStartTransaction', async ({ params }) => {
     seen.push({ action: 'RemoteStartTransaction', params });
-    return { status: 'Accepted' };
+    return { status: answer };
   });
   cli.handle('RemoteStopTransaction', async ({ params }) => {
     seen.push({ action: 'RemoteStopTransaction', params });
@@ -50,12 +58,26 @@ it('starts and stops charging on the owner\'s charger from the dashboard', { tim
     // someone else's session cannot start it
     const other = await signedIn(stranger.email);
     const refused = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, other, { connector_id: '1' });
-    expect(refused.headers.location).toContain('bad=1');
+    expect(await flashAfter(refused, other.cookie)).toBe('That did not work: this charger is not yours.');
     expect(seen).toEqual([]);
+
+    // two connectors reported: a start button for each
+    for (const connectorId of [1, 2]) await cli.call('StatusNotification', { connectorId, errorCode: 'NoError', status: 'Available', timestamp: new Date().toISOString() });
+    const two = await svc.app.inject({ method: 'GET', url: '/dashboard?locale=en', headers: { cookie: me.cookie } });
+    expect(two.body.match(/name="connector_id" value="[12]"/g)).toEqual(['name="connector_id" value="1"', 'name="connector_id" value="2"']);
+    expect(two.body).toContain('Start charging · Connector 2');
+
+    // the charger's refusal is shown as its answer
+    answer = 'Rejected';
+    const rejected = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, me, { connector_id: '2' });
+    expect(await flashAfter(rejected, me.cookie)).toBe('The charger refused: Rejected');
+    expect(seen[0]).toEqual({ action: 'RemoteStartTransaction', params: { connectorId: 2, idTag: (seen[0]!.params as { idTag: string }).idTag } });
+    seen.length = 0;
+    answer = 'Accepted';
 
     const started = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, me, { connector_id: '1' });
     expect(started.statusCode).toBe(303);
-    expect(decodeURIComponent(String(started.headers.location))).toContain('The charger was asked to start charging.');
+    expect(await flashAfter(started, me.cookie)).toBe('The charger was asked to start charging.');
     expect(seen[0]!.action).toBe('RemoteStartTransaction');
     const idTag = (seen[0]!.params as { idTag: string; connectorId: number }).idTag;
     expect(seen[0]!.params).toEqual({ connectorId: 1, idTag });
@@ -66,7 +88,7 @@ it('starts and stops charging on the owner\'s charger from the dashboard', { tim
     const page = await svc.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie: me.cookie } });
     expect(page.body).toContain(`/dashboard/sessions/${session.id}/stop`);
     const stopped = await post(`/dashboard/sessions/${session.id}/stop?locale=en`, me);
-    expect(decodeURIComponent(String(stopped.headers.location))).toContain('The charger was asked to stop charging.');
+    expect(await flashAfter(stopped, me.cookie)).toBe('The charger was asked to stop charging.');
     expect(seen[1]).toEqual({ action: 'RemoteStopTransaction', params: { transactionId } });
     // without the session's CSRF token nothing is sent
     const forged = await svc.app.inject({ method: 'POST', url: `/dashboard/sessions/${session.id}/stop`, headers: { cookie: me.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });

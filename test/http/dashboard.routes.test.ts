@@ -173,7 +173,7 @@ describe('the dashboard', () => {
     const other = await signedIn((await aUser(svc.deps)).email);
     const foreign = await post(other.jar, `/dashboard/tokens/${id}/revoke`, { _csrf: other.csrf });
     expect(foreign.statusCode).toBe(303);
-    expect(foreign.headers.location).toContain('bad=1');
+    expect(foreign.headers.location).toContain('msg=failed&why=token_not_found');
     expect((await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(token) })).statusCode).toBe(200);
     const revoked = await post(jar, `/dashboard/tokens/${id}/revoke`, { _csrf: csrf });
     expect(revoked.statusCode).toBe(303);
@@ -185,8 +185,28 @@ describe('the dashboard', () => {
     const { jar, csrf } = await signedIn(user.email);
     const none = await post(jar, '/dashboard/tokens', { _csrf: csrf, name: 'x' });
     expect(none.statusCode).toBe(303);
-    expect(none.headers.location).toContain('bad=1');
+    expect(none.headers.location).toContain('msg=failed&why=no_scope');
+    const flash = await get(jar, String(none.headers.location));
+    expect(flash.body).toContain('id="flash">Dat lukte niet: kies ten minste één recht.<');
     const anon = await post(new Map(), '/dashboard/tokens', { _csrf: csrf, name: 'x', scopes: 'chargers:read' });
     expect(anon.statusCode).toBe(401);
+  });
+
+  it('shows no words of a crafted link, and answers bad input with a readable page', async () => {
+    const user = await aUser(svc.deps);
+    const { jar } = await signedIn(user.email);
+    const crafted = await get(jar, `/dashboard?msg=${encodeURIComponent('Bel 0900-1234')}&why=x&status=${encodeURIComponent('<b>')}`);
+    expect(crafted.statusCode).toBe(200);
+    expect(crafted.body).not.toContain('0900');
+    expect(crafted.body).not.toContain('id="flash"');
+    const refused = await get(jar, `/dashboard?locale=en&msg=refused&status=${encodeURIComponent('<b>call us</b>')}`);
+    expect(refused.body).toContain('id="flash">The charger refused: ?<');
+    expect((await get(jar, '/dashboard?locale=xx')).statusCode).toBe(200);
+    const page = await get(new Map(), '/dashboard?locale=en');
+    const bad = await post(new Map([['ere_dash_csrf', csrfIn(page.body)]]), '/dashboard/sign-in?locale=en', { email: 'not an address', _csrf: csrfIn(page.body) });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('id="error">Enter a valid e-mail address.<');
+    const foreignId = await post(jar, '/dashboard/tokens/not-a-uuid/revoke', { _csrf: 'x' });
+    expect(foreignId.statusCode).toBeLessThan(500);
   });
 });

@@ -9,6 +9,7 @@ section{margin-top:2rem}
 .card{border:1px solid #c5ccd6;border-radius:6px;padding:.75rem 1rem;margin:.75rem 0}
 .card h3{margin:.25rem 0 .5rem;font-size:1.05rem}
 .card form{display:inline-block;margin-right:.5rem}
+form[hidden]{display:none}
 .online{color:#1b7a34;font-weight:600}.offline{color:#a4001c;font-weight:600}
 .kwh{font-size:1.4rem;font-weight:700;font-variant-numeric:tabular-nums}
 .flash{border-left:4px solid #1b7a34;background:#f1f8f3;padding:.25rem 1rem}
@@ -28,8 +29,8 @@ export const DASHBOARD_JS = `(() => {
   const root = document.documentElement;
   const lc = root.lang === 'en' ? 'en' : 'nl';
   const t = {
-    nl: { online: 'online', offline: 'offline', charging: 'laadt', idle: 'laadt niet', none: '—' },
-    en: { online: 'online', offline: 'offline', charging: 'charging', idle: 'not charging', none: '—' },
+    nl: { online: 'online', offline: 'offline', charging: 'laadt', idle: 'laadt niet', none: '—', stop: 'Stop laden' },
+    en: { online: 'online', offline: 'offline', charging: 'charging', idle: 'not charging', none: '—', stop: 'Stop charging' },
   }[lc];
   const kwh = new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
   const set = (card, field, text, cls) => {
@@ -37,6 +38,30 @@ export const DASHBOARD_JS = `(() => {
     if (!el) return;
     el.textContent = text;
     if (cls !== undefined) el.className = cls;
+  };
+  const csrf = document.querySelector('input[name="_csrf"]');
+  /** the stop form of a session that started after the page was drawn (the same form the server draws) */
+  const stopForm = (sid) => {
+    const f = document.createElement('form');
+    f.method = 'post';
+    f.action = '/dashboard/sessions/' + encodeURIComponent(sid) + '/stop?locale=' + lc;
+    f.dataset.role = 'stop';
+    const i = document.createElement('input');
+    i.type = 'hidden'; i.name = '_csrf'; i.value = csrf ? csrf.value : '';
+    const b = document.createElement('button');
+    b.type = 'submit'; b.className = 'stop'; b.textContent = t.stop;
+    f.append(i, b);
+    return f;
+  };
+  const actions = (card, c) => {
+    const box = card.querySelector('.actions');
+    if (!box) return;
+    const sid = c.current_session ? c.current_session.id : null;
+    let stop = box.querySelector('form[data-role="stop"]');
+    if (stop && (!sid || stop.getAttribute('action').indexOf('/sessions/' + sid + '/') < 0)) { stop.remove(); stop = null; }
+    if (sid && !stop) box.prepend(stopForm(sid));
+    const single = card.dataset.connectors === '1';
+    box.querySelectorAll('form[data-role="start"]').forEach((f) => { f.hidden = c.status !== 'online' || (sid !== null && single); });
   };
   if (!document.querySelector('[data-charger-id]') || typeof EventSource === 'undefined') return;
   const es = new EventSource('/dashboard/stream');
@@ -49,6 +74,7 @@ export const DASHBOARD_JS = `(() => {
     set(card, 'charging', c.is_charging ? t.charging : t.idle);
     set(card, 'kwh', c.current_session ? kwh.format(c.current_session.kwh_so_far) + ' kWh' : t.none, 'kwh');
     set(card, 'meter', typeof c.latest_meter_wh === 'number' ? kwh.format(c.latest_meter_wh / 1000) + ' kWh' : t.none);
+    actions(card, c);
     card.dataset.updated = String(Date.now());
   });
   es.addEventListener('session', () => { root.dataset.sessionEnded = String(Date.now()); });

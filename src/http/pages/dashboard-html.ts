@@ -3,6 +3,7 @@
 // a new token once. The stylesheet and script are files (dashboard-assets.ts): the CSP allows nothing inline.
 import type { ChargerItem, SessionItem } from '../../domain/charging/personal-views.ts';
 import type { PersonalTokenView } from '../../domain/credentials/personal-tokens.ts';
+import { STARTABLE, type ConnectorView } from '../../domain/dashboard/connectors.ts';
 import type { EnergyOverview } from '../../domain/energy/overview.ts';
 import type { ErePosition } from '../../domain/ere/position.ts';
 import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
@@ -12,8 +13,8 @@ import { dashboardChart } from './dashboard-chart.ts';
 import { T } from './dashboard-text.ts';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${esc(value)}">`;
-const form = (action: string, csrf: string, inner: string, id?: string) =>
-  `<form method="post" action="${esc(action)}"${id ? ` id="${id}"` : ''}>${hidden('_csrf', csrf)}${inner}</form>`;
+const form = (action: string, csrf: string, inner: string, id?: string, role?: string, hide = false) =>
+  `<form method="post" action="${esc(action)}"${id ? ` id="${id}"` : ''}${role ? ` data-role="${role}"` : ''}${hide ? ' hidden' : ''}>${hidden('_csrf', csrf)}${inner}</form>`;
 const kwh3 = (lc: PageLocale, v: number) => `${new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: 3, maximumFractionDigits: 3 }).format(v)} kWh`;
 const num = (lc: PageLocale, v: number, d = 2) => new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: d, maximumFractionDigits: d }).format(v);
 const when = (lc: PageLocale, iso: string | Date | null) => (iso === null ? '—' : humanAmsterdam(typeof iso === 'string' ? new Date(iso) : iso, lc));
@@ -68,6 +69,8 @@ export interface DashboardData {
   email: string;
   csrf: string;
   chargers: ChargerItem[];
+  /** per charger id, its connectors (connectors.ts) */
+  connectors: Map<string, ConnectorView[]>;
   sessions: SessionItem[];
   energy: EnergyOverview;
   ere: ErePosition;
@@ -75,23 +78,37 @@ export interface DashboardData {
   flash?: { text: string; bad: boolean } | undefined;
 }
 
-function chargerCard(lc: PageLocale, c: ChargerItem, csrf: string): string {
+function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[], csrf: string): string {
   const t = T[lc];
   const s = c.current_session;
-  const action = s
-    ? form(`/dashboard/sessions/${c.current_session!.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`)
-    : c.status === 'online'
-      ? form(`/dashboard/chargers/${c.id}/start?locale=${lc}`, csrf, `${hidden('connector_id', '1')}<button type="submit" class="start">${esc(t.start)}</button>`)
-      : '';
-  return `<article class="card" data-charger-id="${esc(c.id)}">
+  // the script (dashboard-assets.ts) keeps these in step with the stream: a stop form while a session runs, a start
+  // per connector while the charger is online (hidden on a one-connector charger that is charging)
+  const stop = s ? form(`/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`, undefined, 'stop') : '';
+  const startHidden = c.status !== 'online' || (s !== undefined && connectors.length === 1);
+  const starts = connectors
+    .filter((k) => k.status === null || STARTABLE.has(k.status))
+    .map((k) =>
+      form(
+        `/dashboard/chargers/${c.id}/start?locale=${lc}`,
+        csrf,
+        `${hidden('connector_id', String(k.id))}<button type="submit" class="start">${esc(t.start)}${connectors.length > 1 ? ` · ${esc(t.connector)} ${k.id}` : ''}</button>`,
+        undefined,
+        'start',
+        startHidden,
+      ),
+    )
+    .join('');
+  const known = connectors.filter((k) => k.status !== null);
+  const plugs = known.map((k) => `<dt>${esc(t.connector)} ${k.id}</dt><dd>${esc(k.status!)}</dd>`).join('');
+  return `<article class="card" data-charger-id="${esc(c.id)}" data-connectors="${connectors.length}">
 <h3>${esc(c.nickname)}</h3>
 <dl>
 <dt>${esc(t.status)}</dt><dd><span data-field="status" class="${c.status}">${esc(t[c.status])}</span> · <span data-field="charging">${esc(c.is_charging ? t.charging : t.idle)}</span></dd>
 <dt>${esc(t.kwhSoFar)}</dt><dd><span data-field="kwh" class="kwh">${s ? kwh3(lc, s.kwh_so_far) : '—'}</span></dd>
 <dt>${esc(t.meter)}</dt><dd><span data-field="meter">${typeof c.latest_meter_wh === 'number' ? kwh3(lc, c.latest_meter_wh / 1000) : '—'}</span></dd>
-<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
+${plugs}<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
 </dl>
-${action}
+<div class="actions">${stop}${starts}</div>
 </article>`;
 }
 
@@ -145,7 +162,7 @@ ${row(t.erePrice, `€ ${num(lc, ere.indicative_price_per_ere)}`, 'ere-price')}
 export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIdentity): string {
   const t = T[lc];
   const flash = d.flash ? `<p class="flash${d.flash.bad ? ' bad' : ''}" id="flash">${esc(d.flash.text)}</p>` : '';
-  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.csrf)).join('\n') : `<p>${esc(t.noChargers)}</p>`;
+  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf)).join('\n') : `<p>${esc(t.noChargers)}</p>`;
   return dashboardFrame(
     lc,
     t.title,

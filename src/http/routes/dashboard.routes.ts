@@ -10,6 +10,7 @@ import type { Deps } from '../../deps.ts';
 import { listChargerItems, listSessionItems } from '../../domain/charging/personal-views.ts';
 import { startCharging, stopCharging } from '../../domain/charging/remote-control.ts';
 import { createPersonalToken, listPersonalTokens, revokePersonalToken } from '../../domain/credentials/personal-tokens.ts';
+import { connectorsOf } from '../../domain/dashboard/connectors.ts';
 import { csrfMatches, requestSignInLink, sessionOf, SESSION_DAYS, signIn, signInLinkUsable, signOut, type DashboardSession } from '../../domain/dashboard/sign-in.ts';
 import { energyOverview } from '../../domain/energy/overview.ts';
 import { erePositionForUser } from '../../domain/ere/position.ts';
@@ -18,7 +19,7 @@ import { localParts } from '../../lib/amsterdam-time.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
 import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '../pages/dashboard-html.ts';
-import { T } from '../pages/dashboard-text.ts';
+import { REASONS, T } from '../pages/dashboard-text.ts';
 import type { PageLocale } from '../pages/page-kit.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { serveChargerStream } from './charger-stream.routes.ts';
@@ -27,7 +28,15 @@ export const SESSION_COOKIE = 'ere_dash';
 const PRE_CSRF_COOKIE = 'ere_dash_csrf';
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-const Locale = z.object({ locale: z.enum(['nl', 'en']).optional(), msg: z.string().max(300).optional(), bad: z.enum(['1']).optional() });
+// lenient on purpose: a page answers any query (an unknown language is Dutch; an unknown flash code shows nothing)
+const Locale = z.object({ locale: z.string().max(10).optional(), msg: z.string().max(20).optional(), why: z.string().max(40).optional(), status: z.string().max(40).optional() });
+type Query = z.infer<typeof Locale>;
+/** The outcome of an action, shown as the dashboard's flash line: a code and, for a refusal, the charger's status word. */
+interface Outcome {
+  msg: 'started' | 'stopped' | 'revoked' | 'refused' | 'failed';
+  why?: string;
+  status?: string;
+}
 const Form = z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional();
 const page = { config: { auth: { public: true } } } as const;
 const hide = { hide: true } as const;
@@ -67,8 +76,28 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   await app.register(cookie);
   const op = operatorOf(deps.config);
   const secure = deps.config.APP_ENV === 'production';
-  const lcOf = (req: Req): PageLocale => (req.query as z.infer<typeof Locale>).locale ?? 'nl';
-  const back = (lc: PageLocale, msg?: string, bad = false) => `/dashboard?locale=${lc}${msg ? `&msg=${encodeURIComponent(msg)}${bad ? '&bad=1' : ''}` : ''}`;
+  const lcOf = (req: Req): PageLocale => ((req.query as Query).locale === 'en' ? 'en' : 'nl');
+  const back = (lc: PageLocale, o: Outcome) => {
+    const q = new URLSearchParams({ locale: lc, msg: o.msg });
+    if (o.why) q.set('why', o.why);
+    if (o.status) q.set('status', o.status);
+    return `/dashboard?${q.toString()}`;
+  };
+  /** the flash line of a query: known codes only, so a crafted link cannot put words of its own on the page */
+  const flashOf = (lc: PageLocale, q: Query): { text: string; bad: boolean } | undefined => {
+    const t = T[lc];
+    if (q.msg === 'started' || q.msg === 'stopped' || q.msg === 'revoked') return { text: t[`${q.msg}_msg`], bad: false };
+    if (q.msg === 'refused') return { text: `${t.refused_msg}${/^[A-Za-z]{1,30}$/.test(q.status ?? '') ? q.status : '?'}`, bad: true };
+    if (q.msg === 'failed') {
+      const why = q.why && Object.hasOwn(REASONS[lc], q.why) ? REASONS[lc][q.why] : undefined;
+      return { text: why ? `${t.failed_msg}${why}` : t.failed_plain, bad: true };
+    }
+    return undefined;
+  };
+  const answered = (r: { response: unknown }, ok: 'started' | 'stopped'): Outcome => {
+    const status = (r.response as { status?: unknown } | null)?.status;
+    return status === 'Accepted' ? { msg: ok } : { msg: 'refused', status: typeof status === 'string' ? status : '?' };
+  };
 
   /** the CSRF token of a signed-out form: bound to a cookie of its own (a new one when there is none) */
   const preCsrf = (req: Req, reply: FastifyReply): string => {
@@ -112,8 +141,9 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       erePositionForUser(deps, s.userId, year),
       listPersonalTokens(deps, s.userId),
     ]);
-    const flash = req.query.msg ? { text: req.query.msg, bad: req.query.bad === '1' } : undefined;
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, sessions: sessions.sessions, energy, ere, tokens, flash }, op));
+    const flash = flashOf(lc, req.query);
+    const connectors = await connectorsOf(deps, chargers.map((c) => c.id));
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: sessions.sessions, energy, ere, tokens, flash }, op));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
@@ -134,7 +164,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       // the same answer whether or not the address is a user's; the sandbox shows the link itself
       return send(reply, 200, signInPage(lc, csrf, op, { sent: true, sandboxLink: deps.config.APP_ENV === 'sandbox' ? link : null }));
     } catch (err) {
-      if (isDomainError(err)) return send(reply, 400, signInPage(lc, csrf, op, { error: err.message }));
+      if (isDomainError(err)) return send(reply, 400, signInPage(lc, csrf, op, { error: T[lc].badEmail }));
       throw err;
     }
   });
@@ -169,14 +199,14 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   });
 
   /** A signed-in action: its outcome comes back as the dashboard's flash line. */
-  const action = (run: (s: DashboardSession, req: Req, lc: PageLocale) => Promise<string>) => async (req: Req, reply: FastifyReply) => {
+  const action = (run: (s: DashboardSession, req: Req) => Promise<Outcome>) => async (req: Req, reply: FastifyReply) => {
     const s = await guarded(req, reply);
     if (!s) return reply;
     const lc = lcOf(req);
     try {
-      return reply.redirect(back(lc, await run(s, req, lc)), 303);
+      return reply.redirect(back(lc, await run(s, req)), 303);
     } catch (err) {
-      if (isDomainError(err)) return reply.redirect(back(lc, `${T[lc].failed_msg}${err.message}`, true), 303);
+      if (isDomainError(err)) return reply.redirect(back(lc, { msg: 'failed', why: err.code }), 303);
       throw err;
     }
   };
@@ -186,28 +216,22 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   app.post(
     '/dashboard/chargers/:id/start',
     signedIn,
-    action(async (s, req, lc) => {
+    action(async (s, req) => {
       const connectorId = Number(field(req.body, 'connector_id') ?? '1');
-      const r = await startCharging(deps, { userId: s.userId, chargerId: (req.params as { id: string }).id, connectorId });
-      const status = (r.response as { status?: string } | null)?.status;
-      return status === 'Accepted' ? T[lc].started_msg : `${T[lc].refused_msg}${status ?? '?'}`;
+      return answered(await startCharging(deps, { userId: s.userId, chargerId: (req.params as { id: string }).id, connectorId }), 'started');
     }),
   );
   app.post(
     '/dashboard/sessions/:id/stop',
     signedIn,
-    action(async (s, req, lc) => {
-      const r = await stopCharging(deps, { userId: s.userId, sessionId: (req.params as { id: string }).id });
-      const status = (r.response as { status?: string } | null)?.status;
-      return status === 'Accepted' ? T[lc].stopped_msg : `${T[lc].refused_msg}${status ?? '?'}`;
-    }),
+    action(async (s, req) => answered(await stopCharging(deps, { userId: s.userId, sessionId: (req.params as { id: string }).id }), 'stopped')),
   );
   app.post(
     '/dashboard/tokens/:id/revoke',
     signedIn,
-    action(async (s, req, lc) => {
+    action(async (s, req) => {
       await revokePersonalToken(deps, s.userId, (req.params as { id: string }).id);
-      return T[lc].revoked_msg;
+      return { msg: 'revoked' };
     }),
   );
 
@@ -218,11 +242,13 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const raw = (req.body as FormBody)?.scopes;
     const scopes = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
     const name = field(req.body, 'name') ?? '';
+    if (name.trim() === '') return reply.redirect(back(lc, { msg: 'failed', why: 'no_name' }), 303);
+    if (scopes.length === 0) return reply.redirect(back(lc, { msg: 'failed', why: 'no_scope' }), 303);
     try {
       const t = await createPersonalToken(deps, s.userId, { name, scopes });
       return send(reply, 201, tokenCreatedPage(lc, t.token, name.trim(), op));
     } catch (err) {
-      if (isDomainError(err)) return reply.redirect(back(lc, `${T[lc].failed_msg}${err.message}`, true), 303);
+      if (isDomainError(err)) return reply.redirect(back(lc, { msg: 'failed', why: err.code }), 303);
       throw err;
     }
   });
