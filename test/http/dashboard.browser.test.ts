@@ -38,6 +38,21 @@ const meter = (transactionId: number, at: number, wh: number) => ({
   meterValue: [{ timestamp: iso(at), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
 });
 
+/** Signs in as a browser does: the address, then the link from the e-mail, then the confirmation button. */
+async function signInByMail(page: Page, email: string, shot?: string): Promise<void> {
+  await page.goto(`${svc.url}/dashboard?locale=en`);
+  if (shot) await fits360(page, shot);
+  await page.fill('#email', email);
+  await Promise.all([page.waitForLoadState('load'), page.click('#send-link')]);
+  await page.waitForSelector('#link-sent');
+  const mail = await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', email).executeTakeFirstOrThrow();
+  const link = /(https?:\/\/\S+\/dashboard\/sign-in\/\S+)/.exec(mail.body)![1]!;
+  await page.goto(link);
+  await Promise.all([page.waitForURL(/\/dashboard\?locale=en$/), page.click('#confirm-sign-in')]);
+  await page.waitForSelector('#user-email');
+  expect(await page.textContent('#user-email')).toBe(email);
+}
+
 it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revokes a token', { timeout: 90_000 }, async () => {
   const user = await aUser(svc.deps, { email: `eigenaar-${Date.now()}@voorbeeld-laden.nl` });
   const charger = await anOcppCharger(svc, user, { nickname: 'Laadpaal oprit' });
@@ -48,17 +63,7 @@ it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revo
   const page = await browser.newPage({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 1 });
   try {
     // sign in: the address, then the link from the e-mail, then the confirmation button
-    await page.goto(`${svc.url}/dashboard?locale=en`);
-    await fits360(page, 'dashboard-sign-in');
-    await page.fill('#email', user.email);
-    await Promise.all([page.waitForLoadState('load'), page.click('#send-link')]);
-    await page.waitForSelector('#link-sent');
-    const mail = await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', user.email).executeTakeFirstOrThrow();
-    const link = /(https?:\/\/\S+\/dashboard\/sign-in\/\S+)/.exec(mail.body)![1]!;
-    await page.goto(link);
-    await Promise.all([page.waitForURL(/\/dashboard\?locale=en$/), page.click('#confirm-sign-in')]);
-    await page.waitForSelector('#user-email');
-    expect(await page.textContent('#user-email')).toBe(user.email);
+    await signInByMail(page, user.email, 'dashboard-sign-in');
 
     // live: the session's kWh follows the charger's MeterValues without a reload
     const kwh = page.locator(`[data-charger-id="${charger.chargerId}"] [data-field="kwh"]`);
@@ -87,6 +92,64 @@ it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revo
     await page.waitForSelector('#flash');
     expect(await page.locator('article.token', { hasText: 'Home Assistant' }).count()).toBe(0);
     expect((await use()).status).toBe(401);
+  } finally {
+    await page.close();
+    await cli.close();
+  }
+});
+
+it('starts and stops charging from the page; the session appears and ends live', { timeout: 90_000 }, async () => {
+  const user = await aUser(svc.deps, { email: `laden-${Date.now()}@voorbeeld-laden.nl` });
+  const charger = await anOcppCharger(svc, user, { nickname: 'Laadpaal garage' });
+  const cli = await connectCharger(svc, charger, 'ocpp1.6');
+  // the charger accepts, then starts (and later stops) a transaction with the id tag it was given, as a real one does;
+  // it does so only once the page shows the answer, so the change can only reach the page through the stream
+  let go!: () => void;
+  let goStop!: () => void;
+  const pageReady = new Promise<void>((r) => (go = r));
+  const pageReadyToStop = new Promise<void>((r) => (goStop = r));
+  cli.handle('RemoteStartTransaction', async ({ params }) => {
+    const { idTag } = params as { idTag: string };
+    void pageReady.then(async () => {
+      const at = Date.now() - 600_000;
+      const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag, meterStart: 2_000, timestamp: iso(at) })) as { transactionId: number };
+      await cli.call('MeterValues', meter(transactionId, at + 300_000, 2_750)); // 750 Wh in 5 minutes: 9 kW
+    });
+    return { status: 'Accepted' };
+  });
+  cli.handle('RemoteStopTransaction', async ({ params }) => {
+    const { transactionId } = params as { transactionId: number };
+    void pageReadyToStop.then(() => cli.call('StopTransaction', { transactionId, meterStop: 3_000, timestamp: iso(Date.now()) }));
+    return { status: 'Accepted' };
+  });
+  const page = await browser.newPage({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 1 });
+  try {
+    await signInByMail(page, user.email);
+    const card = page.locator(`[data-charger-id="${charger.chargerId}"]`);
+    await Promise.all([page.waitForURL(/msg=started/), card.locator('button.start').click()]);
+    expect(await page.textContent('#flash')).toBe('The charger was asked to start charging.');
+    expect(await card.locator('button.stop').count()).toBe(0);
+    // the session the charger starts shows up without a reload: its kWh, and a stop button instead of the start
+    await page.evaluate('window.__sameDocument = true');
+    go();
+    await expect.poll(() => card.locator('[data-field="kwh"]').textContent(), { timeout: 15_000 }).toBe('0.750 kWh');
+    await expect.poll(() => card.locator('button.stop').isVisible(), { timeout: 5_000 }).toBe(true);
+    expect(await card.locator('button.start').isVisible()).toBe(false);
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    await fits360(page, 'dashboard-charging');
+
+    await Promise.all([page.waitForURL(/msg=stopped/), card.locator('button.stop').click()]);
+    expect(await page.textContent('#flash')).toBe('The charger was asked to stop charging.');
+    expect(await card.locator('button.start').isVisible()).toBe(false);
+    await page.evaluate('window.__sameDocument = true');
+    goStop();
+    // the charger's StopTransaction ends the session: the start button comes back, live
+    await expect.poll(() => card.locator('button.start').isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await card.locator('button.stop').count()).toBe(0);
+    expect(await card.locator('[data-field="kwh"]').textContent()).toBe('—');
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    const ended = await svc.deps.db.selectFrom('charging_sessions').select(['status']).where('charger_id', '=', charger.chargerId).execute();
+    expect(ended.map((r) => r.status)).toEqual(['completed']);
   } finally {
     await page.close();
     await cli.close();
