@@ -29,15 +29,15 @@ function keep(jar: Jar, setCookie: string | string[] | undefined): void {
 }
 const csrfIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
-async function get(jar: Jar, url: string) {
-  const res = await svc.app.inject({ method: 'GET', url, headers: { cookie: cookieHeader(jar) } });
+async function get(jar: Jar, url: string, on: TestService = svc) {
+  const res = await on.app.inject({ method: 'GET', url, headers: { cookie: cookieHeader(jar) } });
   keep(jar, res.headers['set-cookie']);
   return res;
 }
-async function post(jar: Jar, url: string, form: Record<string, string | string[]>) {
+async function post(jar: Jar, url: string, form: Record<string, string | string[]>, on: TestService = svc) {
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) for (const x of [v].flat()) body.append(k, x);
-  const res = await svc.app.inject({
+  const res = await on.app.inject({
     method: 'POST',
     url,
     headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
@@ -206,7 +206,39 @@ describe('the dashboard', () => {
     const bad = await post(new Map([['ere_dash_csrf', csrfIn(page.body)]]), '/dashboard/sign-in?locale=en', { email: 'not an address', _csrf: csrfIn(page.body) });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('id="error">Enter a valid e-mail address.<');
+    const forged = await post(new Map(), '/dashboard/sign-in', { email: 'a@example.nl', _csrf: 'made-up' });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).toContain('id="error">Dit formulier is verlopen of kwam niet van deze pagina. Probeer het opnieuw.<');
     const foreignId = await post(jar, '/dashboard/tokens/not-a-uuid/revoke', { _csrf: 'x' });
     expect(foreignId.statusCode).toBeLessThan(500);
+  });
+});
+
+describe('on production', () => {
+  it('sends the link without showing it, answers a known and an unknown address alike, and marks the cookie Secure', async () => {
+    const prod = await createTestService({ clock, db: svc.testDb, env: { APP_ENV: 'production' } });
+    try {
+      const user = await aUser(svc.deps);
+      const jar: Jar = new Map();
+      const csrf = csrfIn((await get(jar, '/dashboard?locale=en', prod)).body);
+      const known = await post(jar, '/dashboard/sign-in?locale=en', { email: user.email, _csrf: csrf }, prod);
+      const unknown = await post(jar, '/dashboard/sign-in?locale=en', { email: `nobody-${Date.now()}@example.nl`, _csrf: csrf }, prod);
+      expect(known.statusCode).toBe(200);
+      expect(unknown.statusCode).toBe(200);
+      expect(known.body).toBe(unknown.body);
+      expect(known.body).not.toContain('sandbox-link');
+      await expect.poll(async () => (await svc.deps.db.selectFrom('outbox_messages').select('id').where('to_email', '=', user.email).execute()).length).toBe(1);
+      const body = (await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', user.email).executeTakeFirstOrThrow()).body;
+      const token = /\/dashboard\/sign-in\/([A-Za-z0-9_-]+)/.exec(body)![1]!;
+      const confirm = await get(jar, `/dashboard/sign-in/${token}`, prod);
+      const ok = await post(jar, `/dashboard/sign-in/${token}`, { _csrf: csrfIn(confirm.body) }, prod);
+      expect(ok.statusCode).toBe(303);
+      const cookie = [ok.headers['set-cookie']].flat().find((c) => String(c).startsWith('ere_dash='))!;
+      expect(cookie).toMatch(/; Secure/i);
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toMatch(/SameSite=Lax/i);
+    } finally {
+      await prod.close();
+    }
   });
 });

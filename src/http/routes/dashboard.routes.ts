@@ -16,6 +16,7 @@ import { energyOverview } from '../../domain/energy/overview.ts';
 import { erePositionForUser } from '../../domain/ere/position.ts';
 import { isDomainError } from '../../domain/errors.ts';
 import { localParts } from '../../lib/amsterdam-time.ts';
+import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
 import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '../pages/dashboard-html.ts';
@@ -116,7 +117,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       return null;
     }
     if (!csrfMatches(s.csrf, field(req.body, '_csrf'))) {
-      send(reply, 403, signInPage(lcOf(req), preCsrf(req, reply), op, { error: 'CSRF' }));
+      send(reply, 403, signInPage(lcOf(req), preCsrf(req, reply), op, { error: T[lcOf(req)].csrfFailed }));
       return null;
     }
     return s;
@@ -158,15 +159,17 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   app.post('/dashboard/sign-in', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
-    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: 'CSRF' }));
-    try {
-      const link = await requestSignInLink(deps, field(req.body, 'email') ?? '', lc);
-      // the same answer whether or not the address is a user's; the sandbox shows the link itself
-      return send(reply, 200, signInPage(lc, csrf, op, { sent: true, sandboxLink: deps.config.APP_ENV === 'sandbox' ? link : null }));
-    } catch (err) {
-      if (isDomainError(err)) return send(reply, 400, signInPage(lc, csrf, op, { error: T[lc].badEmail }));
-      throw err;
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
+    const email = field(req.body, 'email') ?? '';
+    if (!validEmail(email)) return send(reply, 400, signInPage(lc, csrf, op, { error: T[lc].badEmail }));
+    // the same answer whether or not the address is a user's; the sandbox shows the link itself. On production the
+    // answer does not wait for the link to be made, so its timing does not tell either.
+    if (deps.config.APP_ENV !== 'sandbox') {
+      requestSignInLink(deps, email, lc).catch((err) => req.log.error({ err }, 'dashboard: the sign-in link could not be made'));
+      return send(reply, 200, signInPage(lc, csrf, op, { sent: true }));
     }
+    const link = await requestSignInLink(deps, email, lc);
+    return send(reply, 200, signInPage(lc, csrf, op, { sent: true, sandboxLink: link }));
   });
 
   const Token = z.object({ token: z.string().min(1).max(100) });
@@ -179,7 +182,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
-    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: 'CSRF' }));
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
     try {
       const s = await signIn(deps, req.params.token);
       reply.setCookie(SESSION_COOKIE, s.cookie, { path: '/dashboard', httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400 });
