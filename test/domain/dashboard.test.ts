@@ -73,6 +73,18 @@ describe('sign-in links', () => {
   });
 });
 
+it('drops a user\'s stale links and ended sessions when new ones are made', async () => {
+  const u = await aUser(svc.deps);
+  const first = await signIn(svc.deps, tokenOf((await requestSignInLink(svc.deps, u.email, 'nl'))!));
+  await signOut(svc.deps, (await sessionOf(svc.deps, first.cookie))!.id);
+  clock.advance(2 * 86_400_000);
+  const second = await signIn(svc.deps, tokenOf((await requestSignInLink(svc.deps, u.email, 'nl'))!));
+  const rows = (table: 'dashboard_sign_in_links' | 'dashboard_sessions') => svc.deps.db.selectFrom(table).select('id').where('user_id', '=', u.userId).execute();
+  expect(await rows('dashboard_sign_in_links')).toHaveLength(1);
+  expect(await rows('dashboard_sessions')).toHaveLength(1);
+  expect(await sessionOf(svc.deps, second.cookie)).not.toBeNull();
+});
+
 describe('personal tokens', () => {
   it('a user holds several named tokens, each revoked alone; the cap and the scopes are checked', async () => {
     const u = await aUser(svc.deps); // the operator's token (C1.6) is one of them

@@ -53,6 +53,8 @@ export async function requestSignInLink(deps: Deps, email: string, lc: Dashboard
   const token = secret();
   const url = `${deps.config.PUBLIC_BASE_URL}/dashboard/sign-in/${token}?locale=${lc}`;
   await deps.db.transaction().execute(async (trx) => {
+    // the user's links gone stale a day ago are of no use any more (the table keeps only what may still be used)
+    await trx.deleteFrom('dashboard_sign_in_links').where('user_id', '=', user.id).where('expires_at', '<', new Date(now.getTime() - 86_400_000)).execute();
     await trx
       .insertInto('dashboard_sign_in_links')
       .values({ user_id: user.id, token_hash: hashSecret(token), expires_at: new Date(now.getTime() + SIGN_IN_LINK_MINUTES * 60_000), created_at: now })
@@ -93,6 +95,12 @@ export async function signIn(deps: Deps, token: string): Promise<NewSession> {
       .returning('user_id')
       .executeTakeFirst();
     if (!link) throw new DomainError('sign_in_link_invalid', 'This sign-in link was used already or has expired; ask for a new one.');
+    // the user's sessions that expired or were signed out a day ago are dropped
+    await trx
+      .deleteFrom('dashboard_sessions')
+      .where('user_id', '=', link.user_id)
+      .where((eb) => eb.or([eb('expires_at', '<', now), eb('revoked_at', '<', new Date(now.getTime() - 86_400_000))]))
+      .execute();
     const cookie = secret();
     const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
     await trx
