@@ -194,7 +194,7 @@ describe('the dashboard', () => {
 
   it('shows no words of a crafted link, and answers bad input with a readable page', async () => {
     const user = await aUser(svc.deps);
-    const { jar } = await signedIn(user.email);
+    const { jar, csrf } = await signedIn(user.email);
     const crafted = await get(jar, `/dashboard?msg=${encodeURIComponent('Bel 0900-1234')}&why=x&status=${encodeURIComponent('<b>')}`);
     expect(crafted.statusCode).toBe(200);
     expect(crafted.body).not.toContain('0900');
@@ -209,8 +209,13 @@ describe('the dashboard', () => {
     const forged = await post(new Map(), '/dashboard/sign-in', { email: 'a@example.nl', _csrf: 'made-up' });
     expect(forged.statusCode).toBe(403);
     expect(forged.body).toContain('id="error">Dit formulier is verlopen of kwam niet van deze pagina. Probeer het opnieuw.<');
-    const foreignId = await post(jar, '/dashboard/tokens/not-a-uuid/revoke', { _csrf: 'x' });
-    expect(foreignId.statusCode).toBeLessThan(500);
+    for (const url of ['/dashboard/tokens/not-a-uuid/revoke', '/dashboard/chargers/%27%3B--/start', '/dashboard/sessions/12/stop']) {
+      const odd = await post(jar, `${url}?locale=en`, { _csrf: csrf, connector_id: 'x' });
+      expect(odd.statusCode, url).toBe(303);
+      expect(odd.headers.location, url).toMatch(/msg=failed&why=(token|charger|session)_not_found/);
+    }
+    const noConnector = await post(jar, `/dashboard/chargers/${crypto.randomUUID()}/start`, { _csrf: csrf, connector_id: 'x' });
+    expect(noConnector.headers.location).toContain('msg=failed&why=');
   });
 });
 

@@ -14,7 +14,7 @@ import { connectorsOf } from '../../domain/dashboard/connectors.ts';
 import { csrfMatches, requestSignInLink, sessionOf, SESSION_DAYS, signIn, signInLinkUsable, signOut, type DashboardSession } from '../../domain/dashboard/sign-in.ts';
 import { energyOverview } from '../../domain/energy/overview.ts';
 import { erePositionForUser } from '../../domain/ere/position.ts';
-import { isDomainError } from '../../domain/errors.ts';
+import { DomainError, isDomainError } from '../../domain/errors.ts';
 import { localParts } from '../../lib/amsterdam-time.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
@@ -213,7 +213,13 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       throw err;
     }
   };
-  const Id = z.object({ id: z.uuid() });
+  // any id is answered on the page: one that is not a uuid is simply not the user's (not found)
+  const Id = z.object({ id: z.string().max(100) });
+  const idOf = (req: Req, notFound: string): string => {
+    const id = (req.params as { id: string }).id;
+    if (!z.uuid().safeParse(id).success) throw new DomainError(notFound, 'No such id.');
+    return id;
+  };
   const signedIn = { ...page, schema: { ...hide, params: Id, querystring: Locale, body: Form } };
 
   app.post(
@@ -221,19 +227,19 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     signedIn,
     action(async (s, req) => {
       const connectorId = Number(field(req.body, 'connector_id') ?? '1');
-      return answered(await startCharging(deps, { userId: s.userId, chargerId: (req.params as { id: string }).id, connectorId }), 'started');
+      return answered(await startCharging(deps, { userId: s.userId, chargerId: idOf(req, 'charger_not_found'), connectorId }), 'started');
     }),
   );
   app.post(
     '/dashboard/sessions/:id/stop',
     signedIn,
-    action(async (s, req) => answered(await stopCharging(deps, { userId: s.userId, sessionId: (req.params as { id: string }).id }), 'stopped')),
+    action(async (s, req) => answered(await stopCharging(deps, { userId: s.userId, sessionId: idOf(req, 'session_not_found') }), 'stopped')),
   );
   app.post(
     '/dashboard/tokens/:id/revoke',
     signedIn,
     action(async (s, req) => {
-      await revokePersonalToken(deps, s.userId, (req.params as { id: string }).id);
+      await revokePersonalToken(deps, s.userId, idOf(req, 'token_not_found'));
       return { msg: 'revoked' };
     }),
   );
