@@ -92,6 +92,11 @@ it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revo
     await page.waitForSelector('#flash');
     expect(await page.locator('article.token', { hasText: 'Home Assistant' }).count()).toBe(0);
     expect((await use()).status).toBe(401);
+
+    // the Dutch page fits too
+    await page.goto(`${svc.url}/dashboard?locale=nl`);
+    expect(await page.textContent('#chargers h2')).toBe('Mijn laadpalen');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
   } finally {
     await page.close();
     await cli.close();
