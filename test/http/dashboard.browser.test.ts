@@ -140,6 +140,8 @@ it('starts and stops charging from the page; the session appears and ends live',
     await expect.poll(() => card.locator('[data-field="kwh"]').textContent(), { timeout: 15_000 }).toBe('0.750 kWh');
     await expect.poll(() => card.locator('button.stop').isVisible(), { timeout: 5_000 }).toBe(true);
     expect(await card.locator('button.start').isVisible()).toBe(false);
+    // the session list is drawn again with the new session in it
+    await expect.poll(() => page.textContent('#session-list'), { timeout: 5_000 }).toContain('Laadpaal garage · still running');
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     await fits360(page, 'dashboard-charging');
 
@@ -152,6 +154,9 @@ it('starts and stops charging from the page; the session appears and ends live',
     await expect.poll(() => card.locator('button.start').isVisible(), { timeout: 15_000 }).toBe(true);
     expect(await card.locator('button.stop').count()).toBe(0);
     expect(await card.locator('[data-field="kwh"]').textContent()).toBe('—');
+    // the ended session in the list, with its kWh, and the month's chart, still without a reload
+    await expect.poll(() => page.textContent('#session-list'), { timeout: 5_000 }).toMatch(/Laadpaal garage · Ended .*1\.000 kWh/);
+    expect(await page.locator('#energy svg.chart').count()).toBe(1);
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     const ended = await svc.deps.db.selectFrom('charging_sessions').select(['status']).where('charger_id', '=', charger.chargerId).execute();
     expect(ended.map((r) => r.status)).toEqual(['completed']);

@@ -53,13 +53,32 @@ export const DASHBOARD_JS = `(() => {
     f.append(i, b);
     return f;
   };
+  /** when a session starts or ends, the sections drawn from the sessions (the list, the chart, the ERE position)
+   *  are fetched again and swapped in, drawn by the server as on a load */
+  let redraw = null;
+  const refresh = () => {
+    if (redraw !== null) return;
+    redraw = setTimeout(async () => {
+      try {
+        const res = await fetch('/dashboard?locale=' + lc, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+        if (!res.ok) return;
+        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+        for (const id of ['session-list', 'energy', 'ere']) {
+          const fresh = doc.getElementById(id);
+          const old = document.getElementById(id);
+          if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+        }
+        root.dataset.sessionsDrawn = String(Date.now());
+      } catch { /* the next event tries again */ } finally { redraw = null; }
+    }, 300);
+  };
   const actions = (card, c) => {
     const box = card.querySelector('.actions');
     if (!box) return;
     const sid = c.current_session ? c.current_session.id : null;
     let stop = box.querySelector('form[data-role="stop"]');
     if (stop && (!sid || stop.getAttribute('action').indexOf('/sessions/' + sid + '/') < 0)) { stop.remove(); stop = null; }
-    if (sid && !stop) box.prepend(stopForm(sid));
+    if (sid && !stop) { box.prepend(stopForm(sid)); refresh(); }
     const single = card.dataset.connectors === '1';
     box.querySelectorAll('form[data-role="start"]').forEach((f) => { f.hidden = c.status !== 'online' || (sid !== null && single); });
   };
@@ -77,6 +96,6 @@ export const DASHBOARD_JS = `(() => {
     actions(card, c);
     card.dataset.updated = String(Date.now());
   });
-  es.addEventListener('session', () => { root.dataset.sessionEnded = String(Date.now()); });
+  es.addEventListener('session', () => { root.dataset.sessionEnded = String(Date.now()); refresh(); });
 })();
 `;
