@@ -8,7 +8,9 @@ import type { EnergyOverview } from '../../domain/energy/overview.ts';
 import type { ErePosition } from '../../domain/ere/position.ts';
 import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
 import type { OperatorIdentity } from '../../lib/operator.ts';
-import { esc, footerHtml, type PageLocale } from './page-kit.ts';
+import { esc, pageHtml, type PageLocale } from './page-kit.ts';
+
+const DASHBOARD_HEAD = '<link rel="stylesheet" href="/dashboard/assets/dashboard.css">\n<script src="/dashboard/assets/dashboard.js" defer></script>';
 import { dashboardChart } from './dashboard-chart.ts';
 import { T } from './dashboard-text.ts';
 
@@ -22,24 +24,8 @@ const when = (lc: PageLocale, iso: string | Date | null) => (iso === null ? '—
 /** The frame of every dashboard page: language switch, stylesheet and script files, the operator's footer. */
 export function dashboardFrame(lc: PageLocale, title: string, body: string, op: OperatorIdentity, path = '/dashboard'): string {
   const other: PageLocale = lc === 'nl' ? 'en' : 'nl';
-  return `<!doctype html>
-<html lang="${lc}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${esc(title)}</title>
-<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
-<script src="/dashboard/assets/dashboard.js" defer></script>
-</head>
-<body>
-<a class="lang" href="${esc(path)}?locale=${other}" lang="${other}">${T[other].langName}</a>
-<main>
-${body}
-</main>
-${footerHtml(op, lc)}
-</body>
-</html>`;
+  const switcher = `<a class="lang" href="${esc(path)}?locale=${other}" lang="${other}">${T[other].langName}</a>`;
+  return pageHtml(lc, title, `${switcher}\n${body}`, op, DASHBOARD_HEAD);
 }
 
 export function signInPage(lc: PageLocale, csrf: string, op: OperatorIdentity, state: { sent?: boolean; sandboxLink?: string | null; error?: string } = {}): string {

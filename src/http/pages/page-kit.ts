@@ -40,8 +40,16 @@ export function footerHtml(op: OperatorIdentity, lc: PageLocale): string {
   return `<footer id="operator"><p>${who}</p>${contact.length ? `<p>${contact.join(' · ')}</p>` : ''}</footer>`;
 }
 
-/** The page frame: language, viewport, the shared stylesheet, the body and the operator's footer. */
-export function pageHtml(lc: PageLocale, title: string, body: string, op: OperatorIdentity): string {
+/** The head of the pages that allow an inline stylesheet (signing, claim, unsubscribe). */
+export const INLINE_STYLE = `<style>
+${PAGE_CSS}
+</style>`;
+
+/**
+ * The page frame: language, viewport, the page's stylesheet (inline, or the link and script tags a page with a
+ * stricter CSP gives), the body and the operator's footer.
+ */
+export function pageHtml(lc: PageLocale, title: string, body: string, op: OperatorIdentity, head = INLINE_STYLE): string {
   return `<!doctype html>
 <html lang="${lc}">
 <head>
@@ -49,9 +57,7 @@ export function pageHtml(lc: PageLocale, title: string, body: string, op: Operat
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${esc(title)}</title>
-<style>
-${PAGE_CSS}
-</style>
+${head}
 </head>
 <body>
 <main>

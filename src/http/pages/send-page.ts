@@ -4,6 +4,11 @@ import type { FastifyReply } from 'fastify';
 
 export function sendPage(reply: FastifyReply, status: number, html: string, formActionExtra?: string | null): FastifyReply {
   const formAction = ["'self'", formActionExtra].filter(Boolean).join(' ');
+  return sendHtml(reply, status, html, `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`);
+}
+
+/** A page with its content security policy: never cached, never framed, no referrer. */
+export function sendHtml(reply: FastifyReply, status: number, html: string, csp: string): FastifyReply {
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
@@ -11,9 +16,6 @@ export function sendPage(reply: FastifyReply, status: number, html: string, form
     .header('referrer-policy', 'no-referrer')
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-    )
+    .header('content-security-policy', csp)
     .send(html);
 }

@@ -22,6 +22,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
 import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '../pages/dashboard-html.ts';
 import { REASONS, T } from '../pages/dashboard-text.ts';
 import type { PageLocale } from '../pages/page-kit.ts';
+import { sendHtml } from '../pages/send-page.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { serveChargerStream } from './charger-stream.routes.ts';
 
@@ -56,17 +57,7 @@ export async function dashboardSessionOf(deps: Deps, req: { cookies?: Record<str
   return sessionOf(deps, req.cookies?.[SESSION_COOKIE]);
 }
 
-function send(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', CSP)
-    .send(html);
-}
+const send = (reply: FastifyReply, status: number, html: string): FastifyReply => sendHtml(reply, status, html, CSP);
 
 const field = (body: unknown, name: string): string | undefined => {
   const v = (body as FormBody)?.[name];
