@@ -1,6 +1,6 @@
 // Per-row checks that need no database (C3.2 invalid, reserved_domain, missing_kvk; C3.1 address_ignored
 // for invalid_postal_code / invalid_house_number; the EAN format of C3.3 'invalid').
-import type { AddressIgnoredReason } from '../../db/tables/partner.ts';
+import type { AddressIgnoredReason, PartnerDraftsTable } from '../../db/tables/partner.ts';
 import type { RawRow } from './fields.ts';
 import type { DraftAddress } from './ean-lookup.ts';
 import {
@@ -20,19 +20,13 @@ import { SKIP_REASONS } from '../../../schemas/http/partner-enums.ts';
 export { SKIP_REASONS };
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-export interface Candidate {
+/** A row that becomes a draft: the draft's own columns as partner_drafts stores them, and what the upload derived. */
+export interface Candidate extends Pick<PartnerDraftsTable, 'company_name' | 'contact_name' | 'kvk' | 'btw' | 'external_ref' | 'referral_code' | 'city'> {
   index: number;
   email: string;
   emailLower: string;
   name: string;
   type: DraftType;
-  company_name: string | null;
-  contact_name: string | null;
-  kvk: string | null;
-  btw: string | null;
-  external_ref: string | null;
-  referral_code: string | null;
-  city: string | null;
   address: DraftAddress | null;
   addressIgnored: AddressIgnoredReason | null;
   ean: string | null;
