@@ -31,6 +31,6 @@ export interface Deps {
   mailer: Mailer | null;
   /** this process's OCPP sockets, while its OCPP server is attached (operator commands are executed through it) */
   ocpp?: LiveRegistry;
-  /** start-up progress: GET /readyz answers 200 only once it is complete (absent: nothing to wait for) */
-  startup?: StartupState;
+  /** start-up progress: GET /readyz answers 200 only once it is complete */
+  startup: StartupState;
 }

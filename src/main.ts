@@ -60,6 +60,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL });
   const handle = opts.dbHandle ?? (await createDb(config));
   await migrate(handle.db);
+  // /readyz: 503 until the end of this function (migrations are already applied here)
+  const startup: StartupState = { step: 'creating the month partitions', complete: false };
   const deps: Deps = {
     config,
     db: handle.db,
@@ -71,10 +73,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
     bus: createBus(handle, logger),
     eanRegister: createEanRegister(config, handle.db),
     mailer: createMailer(config),
+    startup,
   };
-  // /readyz: 503 until the end of this function (migrations are already applied here)
-  const startup: StartupState = { step: 'creating the month partitions', complete: false };
-  deps.startup = startup;
   // this month's and the coming months' meter_readings partitions exist before any charger is accepted
   await ensureReadingPartitions(deps);
   startup.step = 'loading the catalog';

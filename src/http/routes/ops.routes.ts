@@ -39,7 +39,7 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
     },
     async (_req, reply) => {
       const startup = deps.startup;
-      if (startup && !startup.complete) {
+      if (!startup.complete) {
         return reply.code(503).send({ error: 'not_ready', detail: `Start-up is not complete: ${startup.step}.` });
       }
       if (!(await ping(deps.db))) {
