@@ -163,6 +163,10 @@ describe('/openapi.json', () => {
     expect(codes('/v1/chargers', 'post', '422')).toEqual(['catalog_not_mid', 'catalog_unresolved', 'charger_limit']);
     expect(codes('/partner/customers', 'post', '400')).toEqual(expect.arrayContaining(['consent_required', 'customers must be a non-empty array of { name, email }']));
     expect(codes('/oauth/token', 'post', '401')).toEqual(['invalid_client']);
+    // a capacity hold blocks the registration of a month: 409 energy_held on both doors that register one
+    expect(codes('/admin/energy-months/{id}/review', 'post', '409')).toEqual(['invalid_transition', 'energy_held', 'account_not_eligible']);
+    expect(codes('/sandbox/connections/{connection_id}/register-ere', 'post', '409')).toEqual(['invalid_transition', 'energy_held']);
+    expect(codes('/sandbox/connections/{connection_id}/register-ere', 'post', '400')).toContain('invalid_month');
   });
 
   it('has examples that validate against their own schemas, with a valid Dutch EAN and numbers as numbers', () => {

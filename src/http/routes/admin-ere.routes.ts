@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { allocateToSale, createSale, listSales, markPayable, recordPayout } from '../../domain/ere/ledger.ts';
 import { listEnergyMonths, reviewMonth } from '../../domain/ere/review.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
 const admin = { auth: { admin: true } } as const;
@@ -80,7 +81,13 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
           'Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts)',
         params: z.object({ id: z.string() }),
         body: z.object({ action: z.enum(['start', 'register', 'reject', 'accept_held', 'reject_held']), note: z.string().max(500).optional() }),
-        response: { 200: EnergyMonthSchema, ...errors },
+        response: {
+          200: EnergyMonthSchema,
+          ...errors,
+          400: errorOf('invalid_request', 'invalid_json'),
+          404: errorOf('energy_month_not_found'),
+          409: errorOf('invalid_transition', 'energy_held', 'account_not_eligible'),
+        },
       },
     },
     async (req) => reviewMonth(deps, req.params.id, req.body),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { sandboxRegisterMonth } from '../../domain/ere/review.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { requiredCheckedByDomain } from '../../../schemas/http/common.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 import { EnergyMonthSchema } from './admin-ere.routes.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
@@ -20,7 +21,14 @@ export const sandboxEnergyRoutes: RouteRegistrar = (app, deps) => {
         body: z
           .object({ month: requiredCheckedByDomain(z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/)).describe('YYYY-MM, a delivered month of this connection (else 400 invalid_month)') })
           .loose(),
-        response: { 200: z.object({ ok: z.literal(true), energy_month: EnergyMonthSchema }), 400: Err, 401: Err, 403: Err, 404: Err, 409: Err },
+        response: {
+          200: z.object({ ok: z.literal(true), energy_month: EnergyMonthSchema }),
+          400: errorOf('invalid_month', 'invalid_request', 'invalid_json'),
+          401: Err,
+          403: Err,
+          404: errorOf('connection_not_found', 'energy_month_not_found'),
+          409: errorOf('invalid_transition', 'energy_held'),
+        },
       },
     },
     async (req) => {

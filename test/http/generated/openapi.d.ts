@@ -5678,7 +5678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5696,7 +5696,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `energy_month_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5705,7 +5705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `invalid_transition`, `energy_held`, `account_not_eligible` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6108,7 +6108,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_month`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6135,7 +6135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `connection_not_found`, `energy_month_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6144,7 +6144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `invalid_transition`, `energy_held` */
             409: {
                 headers: {
                     [name: string]: unknown;
