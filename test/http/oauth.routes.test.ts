@@ -117,6 +117,23 @@ describe('POST /oauth/token (C1.1)', () => {
     expect(dump).toContain(partner.apiKey.slice(-4));
   });
 
+  it('checks the body in one place: a field that is not a string fails the schema, an empty one the grant rules in order', async () => {
+    const post = (payload: Record<string, unknown>) => svc.app.inject({ method: 'POST', url: '/oauth/token', payload });
+    const ok = { grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret };
+    for (const bad of [{ ...ok, client_id: 42 }, { ...ok, scope: ['cpo:accounts:read'] }, { ...ok, grant_type: null }]) {
+      const res = await post(bad);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_request');
+    }
+    const missing = await post({ client_id: partner.clientId, client_secret: partner.clientSecret });
+    expect([missing.statusCode, missing.json()]).toEqual([400, { error: 'invalid_request', detail: 'grant_type is required' }]);
+    // C1.1: the grant type is judged before the client fields
+    const password = await post({ grant_type: 'password', client_id: '' });
+    expect([password.statusCode, password.json().error]).toEqual([400, 'unsupported_grant_type']);
+    const empty = await post({ ...ok, client_secret: '' });
+    expect([empty.statusCode, empty.json()]).toEqual([400, { error: 'invalid_request', detail: 'client_secret is required' }]);
+  });
+
   it('malformed JSON gives 400 invalid_json', async () => {
     const res = await svc.app.inject({
       method: 'POST',

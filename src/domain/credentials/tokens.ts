@@ -13,11 +13,12 @@ export type Principal =
   | { kind: 'partner'; partnerId: string; keyId: string; environment: 'sandbox' | 'production' }
   | { kind: 'personal'; userId: string; tokenId: string; scopes: string[] };
 
+/** The checked body of POST /oauth/token: the route's schema has made every field a string (or absent). */
 export interface TokenRequest {
-  grant_type?: unknown;
-  client_id?: unknown;
-  client_secret?: unknown;
-  scope?: unknown;
+  grant_type?: string | undefined;
+  client_id?: string | undefined;
+  client_secret?: string | undefined;
+  scope?: string | undefined;
 }
 
 export interface TokenResponse {
@@ -29,28 +30,23 @@ export interface TokenResponse {
 
 /** C1.1: issue a one-hour access token for a CPO client. Errors carry the OAuth codes of C1.1. */
 export async function issueClientCredentialsToken(deps: Deps, req: TokenRequest): Promise<TokenResponse> {
-  if (req.grant_type === undefined || req.grant_type === null || req.grant_type === '') {
-    throw new DomainError('invalid_request', 'grant_type is required');
-  }
+  // C1.1: an absent or empty field is invalid_request, checked in this order (grant type before the client)
+  if (!req.grant_type) throw new DomainError('invalid_request', 'grant_type is required');
   if (req.grant_type !== 'client_credentials') {
     throw new DomainError('unsupported_grant_type', 'only grant_type=client_credentials is supported');
   }
-  for (const f of ['client_id', 'client_secret'] as const) {
-    if (typeof req[f] !== 'string' || req[f] === '') throw new DomainError('invalid_request', `${f} is required`);
-  }
-  if (req.scope !== undefined && req.scope !== null && typeof req.scope !== 'string') {
-    throw new DomainError('invalid_request', 'scope must be a space-separated string');
-  }
+  if (!req.client_id) throw new DomainError('invalid_request', 'client_id is required');
+  if (!req.client_secret) throw new DomainError('invalid_request', 'client_secret is required');
   const client = await deps.db
     .selectFrom('cpo_clients')
     .selectAll()
-    .where('client_id', '=', req.client_id as string)
+    .where('client_id', '=', req.client_id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  if (!client || client.secret_hash !== hashSecret(req.client_secret as string)) {
+  if (!client || client.secret_hash !== hashSecret(req.client_secret)) {
     throw new DomainError('invalid_client', 'unknown client or wrong client_secret');
   }
-  const requested = typeof req.scope === 'string' ? req.scope.split(/\s+/).filter(Boolean) : [];
+  const requested = req.scope ? req.scope.split(/\s+/).filter(Boolean) : [];
   const missing = requested.filter((s) => !client.scopes.includes(s));
   if (missing.length) {
     throw new DomainError('invalid_scope', `the client does not hold: ${missing.join(' ')}`);
