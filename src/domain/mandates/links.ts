@@ -44,12 +44,12 @@ export function signingUrl(deps: Deps, token: string, locale: Locale): string {
   return `${deps.config.PUBLIC_BASE_URL}/mandates/${token}${locale === 'en' ? '?locale=en' : ''}`;
 }
 
-/** return_url (C2.2): https, or http on localhost. */
-export function validateReturnUrl(v: unknown): string | null {
-  if (v === undefined || v === null || v === '') return null;
+/** return_url (C2.2): https, or http on localhost. The schema has made it a string; its rule is checked here. */
+export function validateReturnUrl(v: string | null | undefined): string | null {
+  if (!v) return null;
   let u: URL;
   try {
-    u = new URL(String(v));
+    u = new URL(v);
   } catch {
     throw new DomainError('invalid_request', 'return_url must be an absolute URL.');
   }
