@@ -63,6 +63,11 @@ interface TargetResult {
   cpu_us_per_call: number | null;
   /** the same per message of any kind acknowledged in the window (starts, stops, heartbeats included), µs */
   cpu_us_per_message: number | null;
+  /**
+   * server CPU per MeterValues between the start burst and the stop burst (from the moment every charger's
+   * transaction start was answered to one second before the workload ends): the fleet's steady state, µs
+   */
+  cpu_us_per_call_steady: number | null;
   /** periodic readings acknowledged to the driver and stored by the gateway (null for the bare server) */
   readings: { acked: number; stored: number | null; lost: number | null; wh_match: boolean | null };
   rss_before_mb: number;
@@ -148,7 +153,10 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     let mvInWorkload = 0;
     let msgsInWorkload = 0;
     let connected = 0;
-    const seen = { connected: 0, start: 0, done: 0 };
+    const seen = { connected: 0, start: 0, done: 0, steadyStart: 0, steadyEnd: 0 };
+    // the steady window: from the last driver's steady-start to the first driver's steady-end; its MeterValues
+    // are each driver's own count between its two marks
+    const steady: { cpuStart?: number; cpuEnd?: number; mvStart: number; mvEnd: number; open: boolean } = { mvStart: 0, mvEnd: 0, open: false };
     const phases: Promise<void>[] = [];
     const progress = new Map<number, ProgressLine>();
     loads.forEach((load, d) =>
@@ -170,6 +178,17 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         if (m?.type !== 'phase') return;
         // with several drivers: the workload window runs from the first driver's start to the last one's end
         if (m.phase === 'workload-start' && ++seen.start === 1) phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
+        if (m.phase === 'steady-start') {
+          steady.mvStart += Number(m.data?.meter_values_acked ?? 0);
+          if (++seen.steadyStart === drivers && seen.steadyEnd === 0) {
+            steady.open = true;
+            phases.push(cpuOf(server).then((us) => void (steady.cpuStart = us)));
+          }
+        }
+        if (m.phase === 'steady-end') {
+          steady.mvEnd += Number(m.data?.meter_values_acked ?? 0);
+          if (++seen.steadyEnd === 1 && steady.open) phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+        }
         if (m.phase === 'workload-done') {
           mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
           msgsInWorkload += Number(m.data?.messages_acked ?? 0);
@@ -195,6 +214,10 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       target,
       db: ready.db,
       cpu_us_per_call: cpuStart !== undefined && cpuEnd !== undefined && mvInWorkload > 0 ? Math.round((cpuEnd - cpuStart) / mvInWorkload) : null,
+      cpu_us_per_call_steady:
+        steady.cpuStart !== undefined && steady.cpuEnd !== undefined && seen.steadyEnd === drivers && steady.mvEnd > steady.mvStart
+          ? Math.round((steady.cpuEnd - steady.cpuStart) / (steady.mvEnd - steady.mvStart))
+          : null,
       cpu_us_per_message: cpuStart !== undefined && cpuEnd !== undefined && msgsInWorkload > 0 ? Math.round((cpuEnd - cpuStart) / msgsInWorkload) : null,
       readings: {
         acked,
@@ -232,6 +255,7 @@ function row(r: TargetResult) {
     booted: s.booted,
     meter_values_per_s: s.meter_values_per_second,
     cpu_us_per_call: r.cpu_us_per_call,
+    cpu_us_per_call_steady: r.cpu_us_per_call_steady,
     cpu_us_per_msg: r.cpu_us_per_message,
     mv_ack_p50_ms: s.meter_values_ack_latency_ms.p50,
     mv_ack_p99_ms: s.meter_values_ack_latency_ms.p99,
@@ -269,6 +293,7 @@ async function main(): Promise<void> {
       ? {
           meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
           cpu_us_per_call: ratio(g.cpu_us_per_call, b.cpu_us_per_call),
+          cpu_us_per_call_steady: ratio(g.cpu_us_per_call_steady, b.cpu_us_per_call_steady),
           cpu_us_per_msg: ratio(g.cpu_us_per_msg, b.cpu_us_per_msg),
           mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
           mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),

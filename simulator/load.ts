@@ -46,7 +46,13 @@ export interface FleetOptions {
   onProgress?: (line: ProgressLine) => void;
   progressMs?: number;
   /** phase callback: 'connected' once the ramp is done (the benchmark samples server memory then) */
-  onPhase?: (phase: 'connected' | 'workload-start' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
+  /**
+   * Phases of a run, for a benchmark that samples the server between them. In the load workload, `steady-start` is
+   * sent once every charger's transaction start was answered and `steady-end` one second before the workload ends
+   * (before the stops): between them only the periodic readings (and heartbeats) flow. Both carry the cumulative
+   * `meter_values_acked` of this driver.
+   */
+  onPhase?: (phase: 'connected' | 'workload-start' | 'steady-start' | 'steady-end' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
   log?: (line: string) => void;
   /** every OCPP frame of every charger (--verbose) */
   frames?: (line: string) => void;
@@ -298,6 +304,12 @@ async function loadWorkload(
   const rate = o.ratePerSecond ?? 0;
   const end = performance.now() + durationMs;
   const base = Date.now() - 30 * 86_400_000;
+  let begun = 0;
+  const steadyEnd = setTimeout(() => o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked }), Math.max(0, durationMs - 1000));
+  const begin = (cp: ChargePoint, at: Date) =>
+    cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at }).finally(() => {
+      if (++begun === cps.length) o.onPhase?.('steady-start', { meter_values_acked: stats.meterValuesAcked });
+    });
   const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
     let t = base + (index % 3600) * 1000;
     // each charger's share of the fleet rate, started at a random phase so the load is smooth
@@ -306,7 +318,7 @@ async function loadWorkload(
     // spreadStarts: the charger starts its transaction at its phase, one period before its first reading, as a
     // fleet does in life (not the whole fleet's StartTransaction in the same second)
     if (o.spreadStarts && phaseMs > 0) await sleep(phaseMs, o.signal);
-    const tx = await cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at: new Date(t) });
+    const tx = await begin(cp, new Date(t));
     let wh = tx.meterStartWh;
     let next = performance.now() + (o.spreadStarts ? periodMs : phaseMs);
     while (performance.now() < end && cp.connected && !(o.signal?.aborted ?? false)) {
@@ -339,6 +351,7 @@ async function loadWorkload(
       }),
     ),
   );
+  clearTimeout(steadyEnd);
   return results.reduce((a, b) => a + b, 0);
 }
 
