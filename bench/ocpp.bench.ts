@@ -36,6 +36,8 @@ const { values: a } = parseArgs({
     targets: { type: 'string', default: 'gateway,bare' },
     'timeout-s': { type: 'string', default: '900' },
     json: { type: 'boolean', default: false },
+    // counts the gateway's SQL statements (one process) in the steady window and the storm, by statement
+    statements: { type: 'boolean', default: false },
     // writes a V8 CPU profile of each server child (node --cpu-prof) into this directory
     profile: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -106,6 +108,25 @@ async function storedOf(server: ChildProcess): Promise<{ count: number; wh_sum: 
   return (await p).stored;
 }
 
+type Counts = Record<string, number>;
+async function statementsOf(server: ChildProcess): Promise<Counts> {
+  const p = waitMessage<{ statements: Counts }>(server, 'statements', 30_000);
+  server.send({ cmd: 'statements' });
+  return (await p).statements;
+}
+
+/** the statements counted between two snapshots, most frequent first, per unit (a MeterValues, a charger) */
+function statementReport(title: string, before: Counts | undefined, after: Counts | undefined, units: number, unit: string): void {
+  if (!before || !after || units <= 0) return;
+  const diff = Object.entries(after)
+    .map(([k, n]) => [k, n - (before[k] ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .sort((x, y) => y[1] - x[1]);
+  const total = diff.reduce((s, [, n]) => s + n, 0);
+  say(`   statements ${title}: ${total} for ${units} ${unit}s = ${(total / units).toFixed(3)} per ${unit}`);
+  for (const [k, n] of diff.slice(0, 15)) say(`     ${(n / units).toFixed(3).padStart(8)}  ${k}`);
+}
+
 async function rssOf(server: ChildProcess): Promise<number> {
   const p = waitMessage<{ rss: number }>(server, 'rss', 30_000);
   server.send({ cmd: 'rss' });
@@ -119,6 +140,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     execArgv: ['--import', 'tsx', '--expose-gc', ...(a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
+    env: { ...process.env, ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}) },
   });
   try {
     const ready = await waitMessage<{ url: string; csv: string; db: string }>(server, 'ready', 10 * 60_000);
@@ -157,6 +179,8 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     // the steady window: from the last driver's steady-start to the first driver's steady-end; its MeterValues
     // are each driver's own count between its two marks
     const steady: { cpuStart?: number; cpuEnd?: number; mvStart: number; mvEnd: number; open: boolean } = { mvStart: 0, mvEnd: 0, open: false };
+    const counted = a.statements && target === 'gateway';
+    const snaps: { steadyStart?: Counts; steadyEnd?: Counts; stormStart?: Counts; stormEnd?: Counts } = {};
     const phases: Promise<void>[] = [];
     const progress = new Map<number, ProgressLine>();
     loads.forEach((load, d) =>
@@ -183,16 +207,22 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           if (++seen.steadyStart === drivers && seen.steadyEnd === 0) {
             steady.open = true;
             phases.push(cpuOf(server).then((us) => void (steady.cpuStart = us)));
+            if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyStart = c)));
           }
         }
         if (m.phase === 'steady-end') {
           steady.mvEnd += Number(m.data?.meter_values_acked ?? 0);
           if (++seen.steadyEnd === 1 && steady.open) phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+          if (counted && seen.steadyEnd === 1 && steady.open) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
         }
         if (m.phase === 'workload-done') {
           mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
           msgsInWorkload += Number(m.data?.messages_acked ?? 0);
           if (++seen.done === drivers) phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+          if (counted && seen.done === drivers) phases.push(statementsOf(server).then((c) => void (snaps.stormStart = c)));
+        }
+        if (m.phase === 'storm-done' && counted) {
+          phases.push(statementsOf(server).then((c) => void (snaps.stormEnd = c)));
         }
         if (m.phase === 'connected') {
           connected += Number(m.data?.connected ?? 0);
@@ -207,6 +237,8 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     });
     const summary = mergeSummaries(parts);
     await Promise.all(phases);
+    statementReport('in the steady window', snaps.steadyStart, snaps.steadyEnd, steady.mvEnd - steady.mvStart, 'MeterValues');
+    statementReport('in the storm', snaps.stormStart, snaps.stormEnd, summary.storm?.rebooted ?? 0, 'charger');
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     const kept = target === 'gateway' ? await storedOf(server) : null;
     const acked = summary.periodic_acked?.count ?? 0;

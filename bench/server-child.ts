@@ -43,7 +43,26 @@ let cpuUs = () => {
 };
 let rss: () => Promise<number> = () => settledRss();
 
+/**
+ * BENCH_STATEMENTS=1 (bench:ocpp --statements, one gateway process): every SQL statement sent through node-postgres
+ * is counted by its text (whitespace folded, first 90 characters), so the bench can say how many statements a
+ * MeterValues or a reconnect costs and which.
+ */
+const statements = new Map<string, number>();
+async function countStatements(): Promise<void> {
+  const pg = (await import('pg')).default;
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = typeof first === 'string' ? first : (first?.text ?? '(submittable)');
+    const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
+    statements.set(key, (statements.get(key) ?? 0) + 1);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
 async function startGateway(): Promise<{ url: string; db: string }> {
+  if (process.env.BENCH_STATEMENTS === '1' && workers === 1) await countStatements();
   const { loadConfig } = await import('../src/config.ts');
   const { startService } = await import('../src/main.ts');
   const { createLogger } = await import('../src/logger.ts');
@@ -132,6 +151,8 @@ process.on('message', (m: any) => {
   } else if (m?.cmd === 'cpu') {
     // user + system CPU of this process so far, in µs
     send({ type: 'cpu', us: cpuUs() });
+  } else if (m?.cmd === 'statements') {
+    send({ type: 'statements', statements: Object.fromEntries(statements) });
   } else if (m?.cmd === 'stored') {
     void stored().then(
       (r) => send({ type: 'stored', stored: r }),
