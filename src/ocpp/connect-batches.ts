@@ -1,8 +1,9 @@
 // The connect path in batches (a reconnect storm brings a whole fleet back within seconds): the upgrade's
-// credential lookup, the live-state row of a new socket, BootNotification and StatusNotification of all this
-// process's sockets go through micro-batchers (src/lib/micro-batch.ts) that write each kind with one statement
-// per batch (domain/charging/connect-batch.ts). A batch that fails is done again one charger at a time through
-// the one-charger path, so a charger is judged alone. Off with INGEST_BATCH_MAX=0, like the ingest pipeline.
+// credential lookup, the live-state row of a new socket and of a closed one, BootNotification and
+// StatusNotification of all this process's sockets go through micro-batchers (src/lib/micro-batch.ts) that write
+// each kind with one statement per batch (domain/charging/connect-batch.ts). A batch that fails is done again one
+// charger at a time through the one-charger path, so a charger is judged alone. Off with INGEST_BATCH_MAX=0, like
+// the ingest pipeline.
 import type { Deps } from '../deps.ts';
 import {
   bootMany,
@@ -11,11 +12,12 @@ import {
   type ConnectedItem,
   credentialsByIdentity,
   markConnectedMany,
+  markDisconnectedMany,
   recordConnectorStatusMany,
 } from '../domain/charging/connect-batch.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
-import { markConnected } from '../domain/charging/live-state.ts';
+import { markConnected, markDisconnected } from '../domain/charging/live-state.ts';
 import { MicroBatcher } from '../lib/micro-batch.ts';
 import type { OcppMetrics } from './metrics.ts';
 
@@ -23,10 +25,16 @@ import type { OcppMetrics } from './metrics.ts';
 const IN_FLIGHT = 2;
 
 type StatusEvent = Extract<ChargerEvent, { kind: 'status' }>;
+interface DisconnectedItem {
+  chargerId: string;
+  connectionId: string;
+  at: Date;
+}
 
 export class ConnectBatches {
   private readonly credentials: MicroBatcher<string, ChargerCredentialRow | null>;
   private readonly connectedRows: MicroBatcher<ConnectedItem, void>;
+  private readonly disconnectedRows: MicroBatcher<DisconnectedItem, void>;
   private readonly boots: MicroBatcher<{ ctx: EventContext; ev: BootEvent }, EventOutcome>;
   private readonly statuses: MicroBatcher<{ ctx: EventContext; ev: StatusEvent }, EventOutcome>;
 
@@ -53,6 +61,15 @@ export class ConnectBatches {
       },
       fallback: (c) => markConnected(deps, c.chargerId, c),
     });
+    this.disconnectedRows = new MicroBatcher({
+      ...o('disconnected'),
+      key: (c) => c.chargerId,
+      run: async (items) => {
+        await markDisconnectedMany(deps.db, items);
+        return items.map(() => undefined);
+      },
+      fallback: (c) => markDisconnected(deps, c.chargerId, c.connectionId, c.at),
+    });
     this.boots = new MicroBatcher({
       ...o('boot'),
       key: (b) => b.ctx.chargerId,
@@ -78,6 +95,11 @@ export class ConnectBatches {
   /** The live-state row of a new socket (markConnected). */
   connected(item: ConnectedItem): Promise<void> {
     return this.connectedRows.submit(item);
+  }
+
+  /** The live-state row of a closed socket (markDisconnected): a whole fleet dropping at once is a few statements. */
+  disconnected(item: DisconnectedItem): Promise<void> {
+    return this.disconnectedRows.submit(item);
   }
 
   /** Whether this event goes through a connect batch. */

@@ -108,8 +108,10 @@ export class LiveRegistry implements CommandExecutor {
       this.metrics.connected.dec({ protocol });
       // its close never clears the newer connection's state: both the map and the row are keyed by connection
       if (this.held.get(chargerId)?.connectionId === connectionId) this.held.delete(chargerId);
+      const at = this.deps.clock();
+      const connect = this.calls.connect;
       const done = held.queue
-        .then(() => markDisconnected(this.deps, chargerId, connectionId))
+        .then(() => (connect ? connect.disconnected({ chargerId, connectionId, at }) : markDisconnected(this.deps, chargerId, connectionId, at)))
         .then(() => publishChargerChanges(this.deps, [chargerId])) // C7.1: offline
         .catch(() => {});
       this.closing.add(done);

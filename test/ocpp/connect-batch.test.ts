@@ -127,3 +127,52 @@ describe('the connect path in batches', () => {
     expect(Number(bootCount?.[1])).toBeLessThan(Number(bootSum?.[1]));
   });
 });
+
+describe('the disconnect path in batches', () => {
+  it('writes a fleet dropping at once in a few statements, and an older socket never clears a newer connection', async () => {
+    const svc = batched;
+    const user = await aUser(svc.deps);
+    const fleet = [];
+    for (let i = 0; i < FLEET; i++) fleet.push(await anOcppCharger(svc, user, { identity: `DC-${RUN}-${i}` }));
+    const clients = fleet.map((ch) => ocppClient(svc, ch.identity, ch.password, ['ocpp1.6']));
+    await Promise.all(clients.map((c) => c.connect()));
+    // charger 0 connects again: the older socket is closed by the server, its close must leave the newer row alone
+    const newer = ocppClient(svc, fleet[0]!.identity, fleet[0]!.password, ['ocpp1.6']);
+    const olderClosed = new Promise<void>((resolve) => clients[0]!.once('close', () => resolve()));
+    await newer.connect();
+    await olderClosed;
+    const stateOf = async (ids: string[]) =>
+      (
+        await svc.deps.db
+          .selectFrom('ocpp_chargers')
+          .select(['charger_id', 'connected', 'connection_id', 'disconnected_at'])
+          .where('charger_id', 'in', ids)
+          .execute()
+      ).sort((a, b) => ids.indexOf(a.charger_id) - ids.indexOf(b.charger_id));
+    const before = await svc.deps.metrics.getSingleMetricAsString('ocpp_connect_batch_items');
+    const sumOf = (m: string, k: 'sum' | 'count') =>
+      Number(new RegExp(`ocpp_connect_batch_items_${k}\\{kind="disconnected",outcome="batched"\\} (\\d+)`).exec(m)?.[1] ?? 0);
+    try {
+      await Promise.all(clients.slice(1).map((c) => c.close()));
+      const rest = fleet.slice(1).map((c) => c.chargerId);
+      for (let t = 0; t < 100 && (await stateOf(rest)).some((r) => r.connected); t++) await new Promise((r) => setTimeout(r, 50));
+      const rows = await stateOf(rest);
+      expect(rows).toHaveLength(FLEET - 1);
+      for (const r of rows) expect(r).toMatchObject({ connected: false, disconnected_at: expect.any(Date) });
+      const [held] = await stateOf([fleet[0]!.chargerId]);
+      expect(held!.connected).toBe(true);
+      expect(await newer.call('Heartbeat', {})).toHaveProperty('currentTime');
+      const after = await svc.deps.metrics.getSingleMetricAsString('ocpp_connect_batch_items');
+      const items = sumOf(after, 'sum') - sumOf(before, 'sum');
+      const batches = sumOf(after, 'count') - sumOf(before, 'count');
+      // the fleet's closes (the replaced socket's close may land in this window too)
+      expect(items).toBeGreaterThanOrEqual(FLEET - 1);
+      expect(batches).toBeLessThan(items);
+    } finally {
+      await newer.close();
+    }
+    // and when the newer one closes, the charger is offline
+    for (let t = 0; t < 100 && (await stateOf([fleet[0]!.chargerId]))[0]!.connected; t++) await new Promise((r) => setTimeout(r, 50));
+    expect((await stateOf([fleet[0]!.chargerId]))[0]!.connected).toBe(false);
+  });
+});

@@ -48,6 +48,19 @@ export async function markConnectedMany(db: Db, items: ConnectedItem[]): Promise
            last_seen_at = excluded.last_seen_at, updated_at = now()`.execute(db);
 }
 
+/**
+ * markDisconnected for many closed sockets, one statement: only the connection that still holds its charger clears
+ * the state (a newer connection's row is left alone, C4.2).
+ */
+export async function markDisconnectedMany(db: Db, items: Array<{ chargerId: string; connectionId: string; at: Date }>): Promise<void> {
+  if (items.length === 0) return;
+  await sql`
+    update ocpp_chargers o set connected = false, disconnected_at = u.at, updated_at = now()
+      from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.connectionId)}::text[], ${items.map((i) => i.at)}::timestamptz[])
+           as u(charger_id, connection_id, at)
+     where o.charger_id = u.charger_id and o.connection_id = u.connection_id`.execute(db);
+}
+
 export type BootEvent = Extract<ChargerEvent, { kind: 'boot' }>;
 
 /**
@@ -102,5 +115,5 @@ export async function recordConnectorStatusMany(db: Db, items: Array<{ chargerId
     update ocpp_chargers o set connector_status = o.connector_status || jsonb_build_object(u.connector_id::text, u.status)
       from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.connectorId)}::int[], ${items.map((i) => i.status)}::text[])
         as u(charger_id, connector_id, status)
-     where o.charger_id = u.charger_id`.execute(db);
+     where o.charger_id = u.charger_id and o.connection_id = u.connection_id`.execute(db);
 }

@@ -47,10 +47,10 @@ export async function markSeenMany(deps: Deps, seen: Array<{ chargerId: string; 
 }
 
 /** The socket closed. Only the connection that still holds the charger clears the state (C4.2). */
-export async function markDisconnected(deps: Deps, chargerId: string, connectionId: string): Promise<void> {
+export async function markDisconnected(deps: Deps, chargerId: string, connectionId: string, at: Date = deps.clock()): Promise<void> {
   await deps.db
     .updateTable('ocpp_chargers')
-    .set({ connected: false, disconnected_at: deps.clock(), updated_at: sql`now()` })
+    .set({ connected: false, disconnected_at: at, updated_at: sql`now()` })
     .where('charger_id', '=', chargerId)
     .where('connection_id', '=', connectionId)
     .execute();
