@@ -6,6 +6,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setRegistrationStatus } from '../../src/domain/chargers/ocpp-charger.ts';
+import { markConnectedMany, markDisconnectedMany, recordConnectorStatusMany } from '../../src/domain/charging/connect-batch.ts';
+import { markSeenMany } from '../../src/domain/charging/live-state.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, bootPayload, isoSeconds, ocppClient, type OcppProtocol } from '../helpers/ocpp-factories.ts';
@@ -125,6 +127,10 @@ describe('the connect path in batches', () => {
     const bootSum = /ocpp_connect_batch_items_sum\{kind="boot",outcome="batched"\} (\d+)/.exec(m);
     expect(Number(bootSum?.[1])).toBeGreaterThanOrEqual(FLEET - 2);
     expect(Number(bootCount?.[1])).toBeLessThan(Number(bootSum?.[1]));
+    // and no batch of any kind failed and went one charger at a time (a broken statement would still store the
+    // same rows through the fallback, only slowly)
+    expect(m).toMatch(/ocpp_connect_batch_items_sum\{kind="status",outcome="batched"\} [1-9]/);
+    expect(m).not.toMatch(/outcome="(fallback|failed)"/);
   });
 });
 
@@ -174,5 +180,32 @@ describe('the disconnect path in batches', () => {
     // and when the newer one closes, the charger is offline
     for (let t = 0; t < 100 && (await stateOf([fleet[0]!.chargerId]))[0]!.connected; t++) await new Promise((r) => setTimeout(r, 50));
     expect((await stateOf([fleet[0]!.chargerId]))[0]!.connected).toBe(false);
+  });
+});
+
+describe('multi-row writes of the live state', () => {
+  it('take their row locks in one order, so writes of the same chargers at once never deadlock', async () => {
+    const svc = batched;
+    const user = await aUser(svc.deps);
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push((await anOcppCharger(svc, user, { identity: `LK-${RUN}-${i}` })).chargerId);
+    const at = new Date();
+    const conn = (id: string) => `conn-${id}`;
+    await markConnectedMany(svc.deps.db, ids.map((chargerId) => ({ chargerId, protocol: 'ocpp1.6', connectionId: conn(chargerId), instanceId: 'lock-test', at })));
+    const reversed = [...ids].reverse();
+    const shuffled = [...ids].sort(() => Math.random() - 0.5);
+    // the same 200 rows written by four statements at once, each given the chargers in another order, ten times
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        recordConnectorStatusMany(svc.deps.db, ids.map((chargerId) => ({ chargerId, connectorId: 1, status: `S${round}` }))),
+        markSeenMany(svc.deps, reversed.map((chargerId) => ({ chargerId, connectionId: conn(chargerId), at }))),
+        recordConnectorStatusMany(svc.deps.db, shuffled.map((chargerId) => ({ chargerId, connectorId: 2, status: `T${round}` }))),
+        markConnectedMany(svc.deps.db, reversed.map((chargerId) => ({ chargerId, protocol: 'ocpp1.6', connectionId: conn(chargerId), instanceId: 'lock-test', at }))),
+      ]);
+    }
+    await markDisconnectedMany(svc.deps.db, shuffled.map((chargerId) => ({ chargerId, connectionId: conn(chargerId), at })));
+    const rows = await svc.deps.db.selectFrom('ocpp_chargers').select(['connected', 'connector_status']).where('charger_id', 'in', ids).execute();
+    expect(rows).toHaveLength(200);
+    for (const r of rows) expect(r).toEqual({ connected: false, connector_status: { 1: 'S9', 2: 'T9' } });
   });
 });

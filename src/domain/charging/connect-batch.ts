@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { resolveCatalogModel, type ResolveResult } from '../catalog/resolve.ts';
 import type { ChargerEvent, EventOutcome } from './events.ts';
+import { lockLiveRows } from './live-state.ts';
 
 export interface ChargerCredentialRow {
   id: string;
@@ -42,6 +43,7 @@ export async function markConnectedMany(db: Db, items: ConnectedItem[]): Promise
       from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.protocol)}::text[],
                   ${items.map((i) => i.connectionId)}::text[], ${items.map((i) => i.instanceId)}::text[],
                   ${items.map((i) => i.at)}::timestamptz[]) as u(charger_id, protocol, connection_id, instance_id, at)
+     order by u.charger_id -- rows are taken in charger-id order, as lockLiveRows takes them
     on conflict (charger_id) do update
        set connected = true, protocol = excluded.protocol, connection_id = excluded.connection_id,
            instance_id = excluded.instance_id, connected_at = excluded.connected_at,
@@ -54,11 +56,13 @@ export async function markConnectedMany(db: Db, items: ConnectedItem[]): Promise
  */
 export async function markDisconnectedMany(db: Db, items: Array<{ chargerId: string; connectionId: string; at: Date }>): Promise<void> {
   if (items.length === 0) return;
+  const ids = items.map((i) => i.chargerId);
   await sql`
+    with locked as materialized (${lockLiveRows(ids)})
     update ocpp_chargers o set connected = false, disconnected_at = u.at, updated_at = now()
-      from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.connectionId)}::text[], ${items.map((i) => i.at)}::timestamptz[])
+      from locked l, unnest(${ids}::uuid[], ${items.map((i) => i.connectionId)}::text[], ${items.map((i) => i.at)}::timestamptz[])
            as u(charger_id, connection_id, at)
-     where o.charger_id = u.charger_id and o.connection_id = u.connection_id`.execute(db);
+     where o.charger_id = l.charger_id and o.charger_id = u.charger_id and o.connection_id = u.connection_id`.execute(db);
 }
 
 export type BootEvent = Extract<ChargerEvent, { kind: 'boot' }>;
@@ -79,7 +83,7 @@ export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: Boo
   const res = items.map(({ ev }) => models.get(JSON.stringify([ev.vendor, ev.model]))!);
   const ids = items.map((i) => i.chargerId);
   const r = await sql<{ charger_id: string; registration_status: string }>`
-    with u as (
+    with locked as materialized (${lockLiveRows(ids)}), u as (
       select * from unnest(${ids}::uuid[], ${items.map((i) => i.ev.vendor)}::text[], ${items.map((i) => i.ev.model)}::text[],
                            ${res.map((x) => (x.resolved ? x.model.catalog_charger_id : null))}::uuid[],
                            ${res.map((x) => (x.resolved ? x.model.mid_meter : false))}::boolean[],
@@ -98,7 +102,7 @@ export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: Boo
     update ocpp_chargers o set serial_number = u.serial, firmware_version = u.firmware, boot_reason = u.reason,
            boot_at = ${now}, boot_answered_at = case when o.registration_status = 'Rejected' then null else ${now}::timestamptz end,
            updated_at = now()
-      from u where o.charger_id = u.charger_id
+      from locked l, u where o.charger_id = l.charger_id and o.charger_id = u.charger_id
     returning o.charger_id, o.registration_status`.execute(db);
   const status = new Map(r.rows.map((x) => [x.charger_id, x.registration_status]));
   return items.map((i) => {
@@ -111,9 +115,11 @@ export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: Boo
 /** StatusNotification of many chargers (one connector each): each connector's status, one statement. */
 export async function recordConnectorStatusMany(db: Db, items: Array<{ chargerId: string; connectorId: number; status: string }>): Promise<void> {
   if (items.length === 0) return;
+  const ids = items.map((i) => i.chargerId);
   await sql`
+    with locked as materialized (${lockLiveRows(ids)})
     update ocpp_chargers o set connector_status = o.connector_status || jsonb_build_object(u.connector_id::text, u.status)
-      from unnest(${items.map((i) => i.chargerId)}::uuid[], ${items.map((i) => i.connectorId)}::int[], ${items.map((i) => i.status)}::text[])
+      from locked l, unnest(${ids}::uuid[], ${items.map((i) => i.connectorId)}::int[], ${items.map((i) => i.status)}::text[])
         as u(charger_id, connector_id, status)
-     where o.charger_id = u.charger_id and o.connection_id = u.connection_id`.execute(db);
+     where o.charger_id = l.charger_id and o.charger_id = u.charger_id`.execute(db);
 }

@@ -28,6 +28,17 @@ export async function markConnected(
 }
 
 /**
+ * Every statement that writes the live-state rows of many chargers takes their locks through this, in charger-id
+ * order, before it writes (`with locked as materialized (…)`, joined by the write): two such statements running at
+ * once (a reconnect storm's boots, statuses, closes and last-seen writes) then wait for each other at most, never in
+ * a cycle. Without it PostgreSQL locked the rows in whatever order each statement's plan visited them, and a storm
+ * hit deadlocks (each detected after deadlock_timeout, one second, and the batch redone one charger at a time).
+ */
+export function lockLiveRows(chargerIds: string[]) {
+  return sql`select charger_id from ocpp_chargers where charger_id = any(${chargerIds}::uuid[]) order by charger_id for no key update`;
+}
+
+/**
  * A message arrived on this connection. Returns false when a newer connection (maybe in another process)
  * has taken the charger over: the caller then closes this older socket (C4.2).
  */
@@ -37,11 +48,13 @@ export async function markConnected(
  */
 export async function markSeenMany(deps: Deps, seen: Array<{ chargerId: string; connectionId: string; at: Date }>): Promise<Set<string>> {
   if (seen.length === 0) return new Set();
+  const ids = seen.map((x) => x.chargerId);
   const r = await sql<{ charger_id: string }>`
+    with locked as materialized (${lockLiveRows(ids)})
     update ocpp_chargers c set last_seen_at = u.at
-      from unnest(${seen.map((x) => x.chargerId)}::uuid[], ${seen.map((x) => x.connectionId)}::text[], ${seen.map((x) => x.at)}::timestamptz[])
+      from locked l, unnest(${ids}::uuid[], ${seen.map((x) => x.connectionId)}::text[], ${seen.map((x) => x.at)}::timestamptz[])
            as u(charger_id, connection_id, at)
-     where c.charger_id = u.charger_id and c.connection_id = u.connection_id
+     where c.charger_id = l.charger_id and c.charger_id = u.charger_id and c.connection_id = u.connection_id
     returning c.charger_id`.execute(deps.db);
   return new Set(r.rows.map((x) => x.charger_id));
 }
@@ -58,12 +71,14 @@ export async function markDisconnected(deps: Deps, chargerId: string, connection
 
 /** A process that stops marks every charger it held as disconnected. */
 export async function releaseInstance(deps: Deps, instanceId: string): Promise<void> {
-  await deps.db
-    .updateTable('ocpp_chargers')
-    .set({ connected: false, disconnected_at: deps.clock() })
-    .where('instance_id', '=', instanceId)
-    .where('connected', '=', true)
-    .execute();
+  // many rows: locked in charger-id order like every other multi-row write (lockLiveRows)
+  await sql`
+    with locked as materialized (
+      select charger_id from ocpp_chargers where instance_id = ${instanceId} and connected order by charger_id for no key update
+    )
+    update ocpp_chargers o set connected = false, disconnected_at = ${deps.clock()}
+      from locked l
+     where o.charger_id = l.charger_id and o.instance_id = ${instanceId} and o.connected`.execute(deps.db);
 }
 
 export async function recordConnectorStatus(deps: Deps, chargerId: string, connectorId: number, status: string): Promise<void> {
