@@ -23,15 +23,19 @@ const GENERATED_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
  */
 export const GENERATED_LENGTH = 20;
 
+/** A generated password starts with a letter or digit: one starting with `-` reads as an option on a command line. */
+const FIRST_CHARS = GENERATED_CHARS.slice(0, 62);
+
+/** One character of `chars`, every one equally likely (rejection sampling). */
+function pick(chars: string): string {
+  const limit = 256 - (256 % chars.length);
+  for (;;) for (const b of crypto.randomBytes(8)) if (b < limit) return chars[b % chars.length]!;
+}
+
+/** Every password the gateway makes for a charger (registration, rotation, the sandbox's demo charger). */
 export function generateChargerPassword(): string {
-  let out = '';
-  // rejection sampling keeps every character equally likely
-  const limit = 256 - (256 % GENERATED_CHARS.length);
-  while (out.length < GENERATED_LENGTH) {
-    for (const b of crypto.randomBytes(32)) {
-      if (b < limit && out.length < GENERATED_LENGTH) out += GENERATED_CHARS[b % GENERATED_CHARS.length];
-    }
-  }
+  let out = pick(FIRST_CHARS);
+  while (out.length < GENERATED_LENGTH) out += pick(GENERATED_CHARS);
   return out;
 }
 

@@ -7,6 +7,7 @@ import { hashSecret } from '../../lib/secrets.ts';
 import { DomainError } from '../errors.ts';
 import { assertRoomForCharger } from './charger-limit.ts';
 import { ensureOcppCharger } from './ocpp-charger.ts';
+import { generateChargerPassword } from './passwords.ts';
 
 export const OCPP_IDENTITY = /^[A-Za-z0-9_.-]{1,64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -33,8 +34,7 @@ export async function registerOcppCharger(
   if (!OCPP_IDENTITY.test(identity)) throw new DomainError('invalid_request', 'ocpp_identity: must match ^[A-Za-z0-9_.-]{1,64}$');
   const accountId = input.accountId ?? null;
   if (accountId !== null && !UUID.test(accountId)) throw new DomainError('account_not_found', `No account ${accountId} of yours.`);
-  // 24 random bytes: 32 characters, within OCPP's 16–40 character Basic-auth password limit
-  const password = crypto.randomBytes(24).toString('base64url');
+  const password = generateChargerPassword();
   const row = await deps.db.transaction().execute(async (trx) => {
     if (accountId !== null) {
       const acc = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).where('owner_user_id', '=', input.ownerUserId).executeTakeFirst();

@@ -3,7 +3,6 @@
 // users), under a lock so two processes starting at once seed once. The secrets are returned to the caller
 // (main.ts prints them once and writes DATA_DIR/demo-credentials.json); they never reach a log line.
 // The bundled MID catalog is loaded by startService for both environments, not here.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../../deps.ts';
@@ -16,6 +15,7 @@ import {
   mintPartnerApiKey,
   mintPersonalToken,
 } from '../credentials/tokens.ts';
+import { generateChargerPassword } from '../chargers/passwords.ts';
 
 export const DEMO_CHARGER_IDENTITY = 'DEMO-CP-1';
 export const DEMO_USER_EMAIL = 'demo@ere-gateway.local';
@@ -57,7 +57,7 @@ async function seedIfEmpty(deps: Deps): Promise<DemoCredentials | null> {
   const { user_id } = await createUser(deps, { email: DEMO_USER_EMAIL, full_name: 'Demo Owner' });
   const { token } = await mintPersonalToken(deps, user_id, userScopes);
 
-  const password = crypto.randomBytes(18).toString('base64url'); // 24 characters (OCPP 1.6: 16–40)
+  const password = generateChargerPassword();
   const nickname = 'Demo charger';
   const charger = await deps.db
     .insertInto('chargers')
