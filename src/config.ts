@@ -155,9 +155,11 @@ export const configSchema = z.object({
   INSTANCE_LEASE_SECONDS: int(30, 3),
   // Fleet-scale ingest: transaction messages of all sockets are written in batches (group commit), flushed when
   // INGEST_BATCH_MAX messages are waiting or INGEST_FLUSH_MS after the first one arrived; 0 = no batching (each
-  // message in its own transaction)
+  // message in its own transaction). 20 ms: at a steady fleet rate (a few hundred messages a second) a batch holds
+  // about six messages instead of two, a third of the statements and of the gateway's CPU per message, for up to
+  // 20 ms more before a charger's answer (D59)
   INGEST_BATCH_MAX: int(256, 0),
-  INGEST_FLUSH_MS: int(5, 0),
+  INGEST_FLUSH_MS: int(20, 0),
   // processes sharing the listening port (node:cluster): a number, or `auto` = one per core; PostgreSQL only
   WORKERS: z
     .string()
