@@ -180,7 +180,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     // are each driver's own count between its two marks
     const steady: { cpuStart?: number; cpuEnd?: number; mvStart: number; mvEnd: number; open: boolean } = { mvStart: 0, mvEnd: 0, open: false };
     const counted = a.statements && target === 'gateway';
-    const snaps: { steadyStart?: Counts; steadyEnd?: Counts; stormStart?: Counts; stormEnd?: Counts } = {};
+    const snaps: { workloadStart?: Counts; steadyStart?: Counts; steadyEnd?: Counts; stormStart?: Counts; stormEnd?: Counts } = {};
     const phases: Promise<void>[] = [];
     const progress = new Map<number, ProgressLine>();
     loads.forEach((load, d) =>
@@ -201,7 +201,10 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         }
         if (m?.type !== 'phase') return;
         // with several drivers: the workload window runs from the first driver's start to the last one's end
-        if (m.phase === 'workload-start' && ++seen.start === 1) phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
+        if (m.phase === 'workload-start' && ++seen.start === 1) {
+          phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
+          if (counted) phases.push(statementsOf(server).then((c) => void (snaps.workloadStart = c)));
+        }
         if (m.phase === 'steady-start') {
           steady.mvStart += Number(m.data?.meter_values_acked ?? 0);
           if (++seen.steadyStart === drivers && seen.steadyEnd === 0) {
@@ -237,6 +240,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     });
     const summary = mergeSummaries(parts);
     await Promise.all(phases);
+    statementReport('in the whole workload window', snaps.workloadStart, snaps.stormStart, msgsInWorkload, 'message');
     statementReport('in the steady window', snaps.steadyStart, snaps.steadyEnd, steady.mvEnd - steady.mvStart, 'MeterValues');
     statementReport('in the storm', snaps.stormStart, snaps.stormEnd, summary.storm?.rebooted ?? 0, 'charger');
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
