@@ -12,6 +12,7 @@ import {
 } from '../domain/chargers/commands.ts';
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
+import { adapterFor } from './adapters.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
 import { ConnectionNotices } from './connection-notices.ts';
@@ -91,6 +92,7 @@ export class LiveRegistry implements CommandExecutor {
     // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed
     let pending = 0;
     const wildcard = async (call: IncomingCall) => {
+      const received = performance.now();
       if (pending >= this.deps.config.OCPP_MAX_PENDING_CALLS) {
         this.metrics.messages.inc({ protocol, action: call.method, outcome: 'busy' });
         throw createRPCError('GenericError', 'busy');
@@ -98,7 +100,11 @@ export class LiveRegistry implements CommandExecutor {
       pending++;
       const run = held.queue.then(() => this.calls.answer(held, chargerId, call));
       held.queue = run.catch(() => {});
-      return run.finally(() => pending--);
+      return run.finally(() => {
+        pending--;
+        const action = call.method === 'DataTransfer' || adapterFor(protocol, call.method) ? call.method : 'other';
+        this.metrics.inboundCall.observe({ protocol, action }, (performance.now() - received) / 1000);
+      });
     };
     // ocpp-rpc types handle() as a union of handler maps; a wildcard handler receives IncomingCall
     client.handle(wildcard as unknown as Parameters<RpcClient['handle']>[0]);

@@ -13,6 +13,11 @@ export interface OcppMetrics {
   ingestMessages: Counter<'path'>;
   /** items per connect-path batch (connect-batches.ts), by kind and outcome: batched, or fallback (one by one) */
   connectBatch: Histogram<'kind' | 'outcome'>;
+  /**
+   * seconds from a charger's call reaching the process to its answer (the socket's queue, the batch window and its
+   * commit included), by protocol and action (an action the gateway does not handle counts as `other`)
+   */
+  inboundCall: Histogram<'protocol' | 'action'>;
 }
 
 export function createOcppMetrics(registry: Registry): OcppMetrics {
@@ -27,6 +32,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
       ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
       connectBatch: registry.getSingleMetric('ocpp_connect_batch_items') as Histogram<'kind' | 'outcome'>,
+      inboundCall: registry.getSingleMetric('ocpp_inbound_call_seconds') as Histogram<'protocol' | 'action'>,
     };
   }
   return {
@@ -59,6 +65,13 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       help: 'Items per connect-path batch (credential lookups, live-state rows, BootNotification, StatusNotification), by kind and outcome: batched, or fallback (one by one)',
       labelNames: ['kind', 'outcome'],
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [registry],
+    }),
+    inboundCall: new Histogram({
+      name: 'ocpp_inbound_call_seconds',
+      help: "Seconds from a charger's call reaching this process to its answer (queue, batch window and commit included), by protocol and action",
+      labelNames: ['protocol', 'action'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
   };

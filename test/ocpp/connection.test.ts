@@ -170,6 +170,12 @@ describe('frames and messages (C4.1, C4.4)', () => {
     }
     const text = await svc.deps.metrics.getSingleMetricAsString('ocpp_messages_total');
     expect(text).toContain('action="CancelReservation",outcome="not_implemented"');
+    // every call is timed from its arrival to its answer; actions the gateway does not handle are one label
+    const timed = await svc.deps.metrics.getSingleMetricAsString('ocpp_inbound_call_seconds');
+    expect(timed).toMatch(/ocpp_inbound_call_seconds_count\{protocol="ocpp1.6",action="FirmwareStatusNotification"\} [1-9]/);
+    expect(timed).toMatch(/ocpp_inbound_call_seconds_count\{protocol="ocpp2.0.1",action="DataTransfer"\} [1-9]/);
+    expect(timed).toMatch(/ocpp_inbound_call_seconds_count\{protocol="ocpp2.0.1",action="other"\} [1-9]/);
+    expect(timed).not.toContain('Get15118EVCertificate');
   });
 
   it('answers BootNotification with the registration status the operator set', async () => {
