@@ -127,6 +127,36 @@ function statementReport(title: string, before: Counts | undefined, after: Count
   for (const [k, n] of diff.slice(0, 15)) say(`     ${(n / units).toFixed(3).padStart(8)}  ${k}`);
 }
 
+/**
+ * The gateway's own view of its MeterValues latency: ocpp_inbound_call_seconds (arrival to answer, in the process)
+ * from GET /metrics, merged over the workers (each scrape on a new connection reaches one worker; a worker is told
+ * apart by its start time and socket count), as bucket bounds: p50 and p99 are "at most" figures.
+ */
+async function serverSideLatency(wsUrl: string, processes: number): Promise<{ workers: number; count: number; p50_ms: number | null; p99_ms: number | null } | null> {
+  const base = wsUrl.replace(/^ws/, 'http').replace(/\/ocpp$/, '');
+  const seen = new Map<string, Map<number, number>>();
+  for (let i = 0; i < processes * 6 && seen.size < processes; i++) {
+    const text = await fetch(`${base}/metrics`, { headers: { connection: 'close' } }).then((r) => (r.ok ? r.text() : ''), () => '');
+    const key = [/^process_start_time_seconds (\S+)/m, /^ocpp_connected_chargers\{[^}]*\} (\S+)/m].map((re) => re.exec(text)?.[1] ?? '').join('/');
+    const buckets = new Map<number, number>();
+    for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="(?:MeterValues|TransactionEvent)"\} (\d+)/gm)) {
+      const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+      buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
+    }
+    if (buckets.size > 0) seen.set(key, buckets);
+  }
+  if (seen.size === 0) return null;
+  const merged = new Map<number, number>();
+  for (const b of seen.values()) for (const [le, n] of b) merged.set(le, (merged.get(le) ?? 0) + n);
+  const bounds = [...merged.keys()].sort((x, y) => x - y);
+  const count = merged.get(Infinity) ?? 0;
+  const at = (q: number) => {
+    const le = bounds.find((b) => (merged.get(b) ?? 0) >= q * count);
+    return le === undefined || le === Infinity ? null : Math.round(le * 1000);
+  };
+  return { workers: seen.size, count, p50_ms: at(0.5), p99_ms: at(0.99) };
+}
+
 async function rssOf(server: ChildProcess): Promise<number> {
   const p = waitMessage<{ rss: number }>(server, 'rss', 30_000);
   server.send({ cmd: 'rss' });
@@ -245,6 +275,10 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     statementReport('in the storm', snaps.stormStart, snaps.stormEnd, summary.storm?.rebooted ?? 0, 'charger');
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     const kept = target === 'gateway' ? await storedOf(server) : null;
+    if (target === 'gateway') {
+      const own = await serverSideLatency(ready.url, workers);
+      if (own) say(`   the gateway's own view (ocpp_inbound_call_seconds, ${own.workers} process(es), ${own.count} MeterValues since start): p50 ≤ ${own.p50_ms ?? '>10000'} ms, p99 ≤ ${own.p99_ms ?? '>10000'} ms`);
+    }
     const acked = summary.periodic_acked?.count ?? 0;
     return {
       target,
