@@ -49,6 +49,7 @@ export function mergeSummaries(parts: FleetSummary[]): FleetSummary {
       return v == null ? a : a === null ? v : Math.max(a, v);
     }, null);
   const sample = parts.flatMap((s) => s.meter_values_latency_sample).sort((a, b) => a - b);
+  const steady = parts.flatMap((s) => s.meter_values_latency_steady_sample).sort((a, b) => a - b);
   const storms = parts.map((s) => s.storm).filter((s): s is NonNullable<FleetSummary['storm']> => s !== undefined);
   const first = parts[0]!;
   return {
@@ -79,6 +80,8 @@ export function mergeSummaries(parts: FleetSummary[]): FleetSummary {
     meter_values_per_second: Math.round(sum((s) => s.meter_values_per_second) * 10) / 10,
     meter_values_ack_latency_ms: { p50: round(percentile(sample, 50)), p99: round(percentile(sample, 99)), samples: sample.length },
     meter_values_latency_sample: [],
+    meter_values_ack_latency_steady_ms: { p50: round(percentile(steady, 50)), p99: round(percentile(steady, 99)), samples: steady.length },
+    meter_values_latency_steady_sample: [],
     energy_wh: sum((s) => s.energy_wh),
     periodic_acked: {
       count: sum((s) => s.periodic_acked.count),

@@ -13,6 +13,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
@@ -132,11 +133,24 @@ function statementReport(title: string, before: Counts | undefined, after: Count
  * from GET /metrics, merged over the workers (each scrape on a new connection reaches one worker; a worker is told
  * apart by its start time and socket count), as bucket bounds: p50 and p99 are "at most" figures.
  */
+/** One GET on a connection of its own (node:cluster hands each new connection to the next worker). */
+function scrape(url: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve(res.statusCode === 200 ? body : ''));
+    });
+    req.on('error', () => resolve(''));
+  });
+}
+
 async function serverSideLatency(wsUrl: string, processes: number): Promise<{ workers: number; count: number; p50_ms: number | null; p99_ms: number | null } | null> {
   const base = wsUrl.replace(/^ws/, 'http').replace(/\/ocpp$/, '');
   const seen = new Map<string, Map<number, number>>();
   for (let i = 0; i < processes * 6 && seen.size < processes; i++) {
-    const text = await fetch(`${base}/metrics`, { headers: { connection: 'close' } }).then((r) => (r.ok ? r.text() : ''), () => '');
+    const text = await scrape(`${base}/metrics`);
     const key = [/^process_start_time_seconds (\S+)/m, /^ocpp_connected_chargers\{[^}]*\} (\S+)/m].map((re) => re.exec(text)?.[1] ?? '').join('/');
     const buckets = new Map<number, number>();
     for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="(?:MeterValues|TransactionEvent)"\} (\d+)/gm)) {
@@ -329,6 +343,7 @@ function row(r: TargetResult) {
     cpu_us_per_msg: r.cpu_us_per_message,
     mv_ack_p50_ms: s.meter_values_ack_latency_ms.p50,
     mv_ack_p99_ms: s.meter_values_ack_latency_ms.p99,
+    mv_ack_p99_steady_ms: s.meter_values_ack_latency_steady_ms?.p99 ?? null,
     all_ack_p50_ms: s.messages.ack_latency_ms.p50,
     all_ack_p99_ms: s.messages.ack_latency_ms.p99,
     errors: s.messages.errors + s.connect_failures,
@@ -367,6 +382,7 @@ async function main(): Promise<void> {
           cpu_us_per_msg: ratio(g.cpu_us_per_msg, b.cpu_us_per_msg),
           mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
           mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),
+          mv_ack_p99_steady_ms: ratio(g.mv_ack_p99_steady_ms, b.mv_ack_p99_steady_ms),
           all_ack_p50_ms: ratio(g.all_ack_p50_ms, b.all_ack_p50_ms),
           all_ack_p99_ms: ratio(g.all_ack_p99_ms, b.all_ack_p99_ms),
           rss_per_connection_kb: ratio(g.rss_per_connection_kb, b.rss_per_connection_kb),

@@ -4,7 +4,7 @@
 // a summary: connections held, messages/s, errors, ack latency p50/p99, energy delivered.
 import { ChargePoint, sleep, type ChargePointOptions, type Protocol, type Quirk } from './charge-point.ts';
 import { defaultQuirks, playScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
-import { Stats, type StatsSnapshot } from './stats.ts';
+import { percentile, Stats, type StatsSnapshot } from './stats.ts';
 import type { Credential } from './register.ts';
 
 export type FleetWorkload = 'load' | 'idle' | ScenarioName;
@@ -90,6 +90,9 @@ export interface FleetSummary {
   meter_values_ack_latency_ms: { p50: number | null; p99: number | null; samples: number };
   /** those latencies themselves (up to the stats reservoir), so the figures of several driver processes merge */
   meter_values_latency_sample: number[];
+  /** the same between the start burst and the stop burst (steady-start to steady-end): the fleet's steady state */
+  meter_values_ack_latency_steady_ms: { p50: number | null; p99: number | null; samples: number };
+  meter_values_latency_steady_sample: number[];
   energy_wh: number;
   /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
    * and the sum of their Wh (a decimal string), to compare with what it stored */
@@ -220,6 +223,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const mvAcked = stats.meterValuesAcked - mvBefore;
     const mvLatency = stats.endPhase();
     const mvSample = stats.phaseSample();
+    const steadySample = stats.steadySample();
     o.onPhase?.('workload-done', { meter_values_acked: mvAcked, messages_acked: stats.acked - ackedBefore, seconds: workloadS });
 
     // ── storm ──
@@ -275,6 +279,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       meter_values_per_second: Math.round((mvAcked / Math.max(0.001, workloadS)) * 10) / 10,
       meter_values_ack_latency_ms: mvLatency,
       meter_values_latency_sample: mvSample,
+      meter_values_ack_latency_steady_ms: { p50: percentile(steadySample, 50), p99: percentile(steadySample, 99), samples: steadySample.length },
+      meter_values_latency_steady_sample: steadySample,
       energy_wh: energy,
       periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },
       ...(storm ? { storm } : {}),
@@ -305,10 +311,15 @@ async function loadWorkload(
   const end = performance.now() + durationMs;
   const base = Date.now() - 30 * 86_400_000;
   let begun = 0;
-  const steadyEnd = setTimeout(() => o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked }), Math.max(0, durationMs - 1000));
+  const steadyEnd = setTimeout(() => {
+    stats.markSteady('end');
+    o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked });
+  }, Math.max(0, durationMs - 1000));
   const begin = (cp: ChargePoint, at: Date) =>
     cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at }).finally(() => {
-      if (++begun === cps.length) o.onPhase?.('steady-start', { meter_values_acked: stats.meterValuesAcked });
+      if (++begun !== cps.length) return;
+      stats.markSteady('start');
+      o.onPhase?.('steady-start', { meter_values_acked: stats.meterValuesAcked });
     });
   const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
     let t = base + (index % 3600) * 1000;

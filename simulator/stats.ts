@@ -39,6 +39,10 @@ export class Stats {
   /** MeterValues/TransactionEvent ack latencies since startPhase() (the load workload's own figure) */
   private phase: number[] = [];
   private phaseOn = false;
+  /** where the steady window (load workload: after the start burst, before the stop burst) begins and ends in `phase` */
+  private steadyFrom: number | undefined;
+  private steadyTo: number | undefined;
+  private steadyCopy: number[] = [];
   private windowAcked = 0;
   private windowStart = performance.now();
 
@@ -59,13 +63,29 @@ export class Stats {
   startPhase(): void {
     this.phase = [];
     this.phaseOn = true;
+    this.steadyFrom = undefined;
+    this.steadyTo = undefined;
+  }
+
+  /** marks the start or the end of the steady window within the phase */
+  markSteady(at: 'start' | 'end'): void {
+    if (at === 'start') this.steadyFrom = this.phase.length;
+    else if (this.steadyFrom !== undefined) this.steadyTo = this.phase.length;
   }
 
   /** p50/p99 of the meter-value acks since startPhase(), and stop collecting */
   endPhase(): { p50: number | null; p99: number | null; samples: number } {
     this.phaseOn = false;
+    // taken before the phase is sorted below: until then its samples are in the order they were acknowledged
+    this.steadyCopy =
+      this.steadyFrom !== undefined && this.steadyTo !== undefined ? this.phase.slice(this.steadyFrom, this.steadyTo).sort((a, b) => a - b).map(round3) : [];
     const sorted = this.phase.sort((a, b) => a - b);
     return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), samples: sorted.length };
+  }
+
+  /** the meter-value ack latencies acknowledged within the steady window of the last phase (ms, sorted; empty when it never closed) */
+  steadySample(): number[] {
+    return this.steadyCopy;
   }
 
   /** the meter-value ack latencies collected in the last phase (ms, sorted) */

@@ -1,0 +1,32 @@
+// The fleet driver's latency figures: the workload's MeterValues latencies and, within them, the steady window's
+// (after every charger's start was answered, before the stops), which bench:ocpp reports beside the whole window.
+import { describe, expect, it } from 'vitest';
+import { Stats } from '../../simulator/stats.ts';
+
+describe('Stats steady window', () => {
+  it('keeps only the MeterValues acknowledged between the two marks', () => {
+    const s = new Stats();
+    s.startPhase();
+    s.recordAck('StartTransaction', 900); // not a MeterValues: in neither sample
+    s.recordAck('MeterValues', 500); // the start burst
+    s.markSteady('start');
+    for (const ms of [3, 1, 2]) s.recordAck('MeterValues', ms);
+    s.recordAck('TransactionEvent', 4);
+    s.recordAck('Heartbeat', 50);
+    s.markSteady('end');
+    s.recordAck('MeterValues', 700); // the stop burst
+    const whole = s.endPhase();
+    expect(whole.samples).toBe(6);
+    expect(whole.p99).toBe(700);
+    expect(s.steadySample()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('has no steady sample when the window never closed', () => {
+    const s = new Stats();
+    s.startPhase();
+    s.markSteady('start');
+    s.recordAck('MeterValues', 5);
+    s.endPhase();
+    expect(s.steadySample()).toEqual([]);
+  });
+});
