@@ -203,7 +203,12 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => abort.abort());
   // IPC to a parent (the benchmark); a parent that went away is not an error here
   const send = (msg: unknown) => {
-    if (process.send && process.connected) process.send(msg, undefined, undefined, () => {});
+    if (process.send && process.connected) {
+      sending++;
+      process.send(msg, undefined, undefined, () => {
+        if (--sending === 0) for (const f of flushed.splice(0)) f();
+      });
+    }
   };
 
   if (credentials.length === 1 && !fleetOnly) {
@@ -300,8 +305,15 @@ async function main(): Promise<void> {
   process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 ? 1 : 0;
 }
 
+/** IPC messages handed to process.send and not written yet (a fleet's summary is megabytes of latency samples) */
+let sending = 0;
+const flushed: Array<() => void> = [];
+const allSent = () => new Promise<void>((resolve) => (sending === 0 ? resolve() : flushed.push(resolve)));
+
 main().then(
-  () => {
+  async () => {
+    // the parent gets the summary before this process goes away
+    await allSent();
     // ocpp-rpc keeps no timers once every client is closed; exit promptly anyway
     setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
   },
