@@ -10,7 +10,7 @@ import { markConnectedMany, markDisconnectedMany, recordConnectorStatusMany } fr
 import { markSeenMany } from '../../src/domain/charging/live-state.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger, bootPayload, isoSeconds, ocppClient, type OcppProtocol } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, bootPayload, eventually, isoSeconds, ocppClient, type OcppProtocol } from '../helpers/ocpp-factories.ts';
 
 const FLEET = 30;
 const RUN = `${process.pid}-${Date.now().toString(36)}`;
@@ -138,7 +138,7 @@ describe('the disconnect path in batches', () => {
   it('writes a fleet dropping at once in a few statements, and an older socket never clears a newer connection', async () => {
     const svc = batched;
     const user = await aUser(svc.deps);
-    const fleet = [];
+    const fleet: Array<Awaited<ReturnType<typeof anOcppCharger>>> = [];
     for (let i = 0; i < FLEET; i++) fleet.push(await anOcppCharger(svc, user, { identity: `DC-${RUN}-${i}` }));
     const clients = fleet.map((ch) => ocppClient(svc, ch.identity, ch.password, ['ocpp1.6']));
     await Promise.all(clients.map((c) => c.connect()));
@@ -161,10 +161,11 @@ describe('the disconnect path in batches', () => {
     try {
       await Promise.all(clients.slice(1).map((c) => c.close()));
       const rest = fleet.slice(1).map((c) => c.chargerId);
-      for (let t = 0; t < 100 && (await stateOf(rest)).some((r) => r.connected); t++) await new Promise((r) => setTimeout(r, 50));
-      const rows = await stateOf(rest);
-      expect(rows).toHaveLength(FLEET - 1);
-      for (const r of rows) expect(r).toMatchObject({ connected: false, disconnected_at: expect.any(Date) });
+      await eventually(async () => {
+        const rows = await stateOf(rest);
+        expect(rows).toHaveLength(FLEET - 1);
+        for (const r of rows) expect(r).toMatchObject({ connected: false, disconnected_at: expect.any(Date) });
+      });
       const [held] = await stateOf([fleet[0]!.chargerId]);
       expect(held!.connected).toBe(true);
       expect(await newer.call('Heartbeat', {})).toHaveProperty('currentTime');
@@ -178,8 +179,7 @@ describe('the disconnect path in batches', () => {
       await newer.close();
     }
     // and when the newer one closes, the charger is offline
-    for (let t = 0; t < 100 && (await stateOf([fleet[0]!.chargerId]))[0]!.connected; t++) await new Promise((r) => setTimeout(r, 50));
-    expect((await stateOf([fleet[0]!.chargerId]))[0]!.connected).toBe(false);
+    await eventually(async () => expect((await stateOf([fleet[0]!.chargerId]))[0]!.connected).toBe(false));
   });
 });
 
