@@ -93,7 +93,9 @@ export interface ClusterGateway {
 
 export async function startClusterGateway(opts: { root: string; databaseUrl: string; workers: number; dataDir: string; env?: Record<string, string> }): Promise<ClusterGateway> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(opts.root, 'src', 'main.ts')], {
+  // BENCH_CPU_PROF_DIR (bench:ocpp --profile): the primary profiles, and node:cluster gives its workers the same flags
+  const prof = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...prof, '--import', 'tsx', path.join(opts.root, 'src', 'main.ts')], {
     cwd: opts.root,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: {

@@ -177,14 +177,18 @@ async function rssOf(server: ChildProcess): Promise<number> {
   return (await p).rss;
 }
 
+/** --profile: every server process and every driver writes a V8 CPU profile into the directory when it exits */
+const profileArgs = a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [];
+
 async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
   say(`\n== ${target}: starting the server and registering ${count} chargers …`);
   const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix, String(target === 'gateway' ? workers : 1)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [])],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
-    env: { ...process.env, ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}) },
+    // a clustered gateway (bench/cluster-gateway.ts) passes the profile flags to its primary, whose workers inherit them
+    env: { ...process.env, ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}), ...(a.profile ? { BENCH_CPU_PROF_DIR: path.resolve(a.profile) } : {}) },
   });
   try {
     const ready = await waitMessage<{ url: string; csv: string; db: string }>(server, 'ready', 10 * 60_000);
@@ -210,7 +214,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           ...(local ? ['--local-address', local] : []),
           '--json',
         ],
-        { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
+        { execArgv: ['--import', 'tsx', ...profileArgs], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
       );
     });
     let rssConnected = rssBefore;
