@@ -106,18 +106,39 @@ export function iso(d: Date): string {
   return d.toISOString().replace(/\.000Z$/, 'Z');
 }
 
+/**
+ * The sleepers waiting on each abort signal. A fleet's chargers all sleep on the fleet's one signal: a listener
+ * each would make every sleep O(n) (an EventTarget looks through its listeners for a duplicate on every add), so
+ * each signal gets one listener that wakes all its sleepers.
+ */
+const sleepers = new WeakMap<AbortSignal, Set<() => void>>();
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
+    if (!signal) {
+      setTimeout(resolve, ms);
+      return;
+    }
+    if (signal.aborted) return resolve();
+    let waiting = sleepers.get(signal);
+    if (!waiting) {
+      const set = new Set<() => void>();
+      sleepers.set(signal, set);
+      signal.addEventListener('abort', () => {
+        for (const wake of set) wake();
+        set.clear();
+      }, { once: true });
+      waiting = set;
+    }
     const onAbort = () => {
       clearTimeout(t);
       resolve();
     };
     const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      waiting.delete(onAbort);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    waiting.add(onAbort);
   });
 }
 

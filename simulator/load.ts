@@ -182,7 +182,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       );
       const due = t0 + ((i + 1) * 1000) / ramp;
       const wait = due - performance.now();
+      // behind the ramp's schedule, the next charger still waits for the event loop to turn: starting the rest in
+      // one synchronous run would leave every answer (and every upgrade's handshake) unread until it ended
       if (wait > 0) await sleep(wait, o.signal);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
     }
     const ok = await Promise.all(started);
     const rampS = (performance.now() - t0) / 1000;
