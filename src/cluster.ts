@@ -5,6 +5,13 @@
 import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import { AggregatorRegistry, type Registry } from 'prom-client';
+
+// GET /metrics in cluster mode: the worker that serves the scrape asks the primary, which gathers every worker's
+// registry over IPC (prom-client's AggregatorRegistry: counters and histograms summed, event-loop lag averaged or
+// its max taken) and answers with the whole service's text.
+const METRICS_REQ = 'ere:metrics-req';
+const METRICS_RES = 'ere:metrics-res';
 
 /** The number of processes WORKERS asks for: a number, or `auto` = one per core. */
 export function workerCount(setting: string): number {
@@ -51,8 +58,55 @@ export function runPrimary(n: number, logger: Logger): void {
       process.exit(1);
     }, STOP_GRACE_MS).unref();
   };
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (w, m: { type?: string; id?: number } | null) => {
+    if (m?.type !== METRICS_REQ) return;
+    const reply = (body: { text: string } | { error: string }) => {
+      try {
+        if (w.isConnected()) w.send({ type: METRICS_RES, id: m.id, ...body });
+      } catch {
+        /* the asking worker is gone */
+      }
+    };
+    aggregator.clusterMetrics().then(
+      (text) => reply({ text }),
+      (err: Error) => reply({ error: err.message }),
+    );
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   logger.info({ workers: n, pid: process.pid }, `starting ${n} worker processes on one port`);
   for (let i = 0; i < n; i++) fork();
+}
+
+/**
+ * In a worker of a cluster: the whole service's metrics, gathered by the primary (`registry` is what this worker
+ * gives when asked). Null outside a cluster: the process's own registry is the whole service.
+ */
+export function clusterMetricsSource(registry: Registry): (() => Promise<string>) | null {
+  if (!cluster.isWorker || !process.send) return null;
+  AggregatorRegistry.setRegistries([registry]);
+  new AggregatorRegistry(); // makes this worker answer the primary's requests for its registry
+  let next = 0;
+  const pending = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  process.on('message', (m: { type?: string; id?: number; text?: string; error?: string } | null) => {
+    if (m?.type !== METRICS_RES || typeof m.id !== 'number') return;
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    clearTimeout(p.timer);
+    if (typeof m.text === 'string') p.resolve(m.text);
+    else p.reject(new Error(m.error ?? 'no metrics'));
+  });
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = next++;
+      // the primary gives up on a silent worker after 5 s; this waits a little longer for its answer
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error('the primary did not answer'));
+      }, 6_000);
+      pending.set(id, { resolve, reject, timer });
+      process.send!({ type: METRICS_REQ, id });
+    });
 }

@@ -36,7 +36,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
     };
   }
   return {
-    connected: new Gauge({ name: 'ocpp_connected_chargers', help: 'Chargers with an open OCPP socket in this process, by protocol', labelNames: ['protocol'], registers: [registry] }),
+    connected: new Gauge({ name: 'ocpp_connected_chargers', help: 'Chargers with an open OCPP socket, by protocol (in cluster mode the sum over the workers)', labelNames: ['protocol'], registers: [registry] }),
     messages: new Counter({ name: 'ocpp_messages_total', help: 'OCPP messages from chargers, by protocol, action and outcome', labelNames: ['protocol', 'action', 'outcome'], registers: [registry] }),
     quirks: new Counter({ name: 'ocpp_quirks_total', help: 'Known charger deviations normalised by the gateway (C4.1), by kind', labelNames: ['kind'], registers: [registry] }),
     quarantined: new Counter({ name: 'ocpp_quarantined_messages_total', help: 'Transaction messages acknowledged but kept in quarantine (C4.1)', labelNames: ['action'], registers: [registry] }),

@@ -65,6 +65,13 @@ describe('WORKERS', () => {
         }
         expect((await holders()).size).toBe(2);
 
+        // GET /metrics speaks for the whole service whichever worker serves it: both workers' chargers are counted
+        for (let i = 0; i < 4; i++) {
+          const text = await (await fetch(`${svc.url}/metrics`, { headers: { connection: 'close' } })).text();
+          expect(Number(/^ocpp_connected_chargers\{protocol="ocpp1\.6"\} (\d+)$/m.exec(text)?.[1])).toBe(chargers.length);
+          expect(text).toMatch(/^ocpp_inbound_call_seconds_count\{protocol="ocpp1\.6",action="BootNotification"\} /m);
+        }
+
         // every charger answers a command, whichever worker holds it and whichever serves the request
         for (const c of chargers) {
           const res = await fetch(`${svc.url}/admin/chargers/${c.id}/commands`, {

@@ -3,7 +3,8 @@
 // (as in the OpenAPI document: '/v1/sessions:batch'); requests that matched no route share one label, so a
 // scan of random paths cannot blow up the number of series.
 import type { FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Histogram } from 'prom-client';
+import { collectDefaultMetrics, Histogram, type Registry } from 'prom-client';
+import { clusterMetricsSource } from '../../cluster.ts';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../types.ts';
 
@@ -14,7 +15,28 @@ export function routeLabel(req: FastifyRequest): string {
   return url ? url.replace(/::/g, ':') : UNMATCHED_ROUTE;
 }
 
+const sources = new WeakMap<Registry, (() => Promise<string>) | null>();
+
+/**
+ * The text GET /metrics answers: in a cluster the whole service's (every worker's registry, gathered by the
+ * primary), else this process's. A cluster whose primary does not answer gets this worker's own, with a warning.
+ */
+export async function metricsText(deps: Deps, log: { warn: (obj: object, msg: string) => void }): Promise<string> {
+  if (!sources.has(deps.metrics)) sources.set(deps.metrics, clusterMetricsSource(deps.metrics));
+  const cluster = sources.get(deps.metrics);
+  if (cluster) {
+    try {
+      return await cluster();
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, "the cluster's metrics could not be gathered; answering with this worker's own");
+    }
+  }
+  return deps.metrics.metrics();
+}
+
 export function metricsPlugin(app: App, deps: Deps): void {
+  // every worker must answer the primary's requests from its start, not from the first scrape it serves itself
+  if (!sources.has(deps.metrics)) sources.set(deps.metrics, clusterMetricsSource(deps.metrics));
   if (!deps.metrics.getSingleMetric('process_cpu_seconds_total')) {
     collectDefaultMetrics({ register: deps.metrics });
   }

@@ -6,6 +6,7 @@ import { pendingMigrations } from '../../db/migrate.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { bearerOf, INVALID_TOKEN } from '../auth.ts';
 import { timingSafeEqualStr } from '../../lib/secrets.ts';
+import { metricsText } from '../plugins/metrics.ts';
 
 const ErrorBody = z.object({ error: z.string(), detail: z.string().optional() });
 const ops = { auth: { public: true }, rateLimit: false } as const;
@@ -78,7 +79,7 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
         return reply.code(401).send({ error: INVALID_TOKEN, detail: 'GET /metrics requires Authorization: Bearer <METRICS_TOKEN>.' });
       }
       reply.type(deps.metrics.contentType);
-      return deps.metrics.metrics();
+      return metricsText(deps, req.log);
     },
   );
 };
