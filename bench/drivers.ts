@@ -82,6 +82,9 @@ export function mergeSummaries(parts: FleetSummary[]): FleetSummary {
     meter_values_latency_sample: [],
     meter_values_ack_latency_steady_ms: { p50: round(percentile(steady, 50)), p99: round(percentile(steady, 99)), samples: steady.length },
     meter_values_latency_steady_sample: [],
+    driver_loop_delay_steady_ms: parts.some((s) => s.driver_loop_delay_steady_ms)
+      ? { p99: max((s) => s.driver_loop_delay_steady_ms?.p99) ?? 0, max: max((s) => s.driver_loop_delay_steady_ms?.max) ?? 0 }
+      : null,
     energy_wh: sum((s) => s.energy_wh),
     periodic_acked: {
       count: sum((s) => s.periodic_acked.count),

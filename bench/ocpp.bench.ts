@@ -13,7 +13,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import http from 'node:http';
 import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
@@ -129,46 +128,41 @@ function statementReport(title: string, before: Counts | undefined, after: Count
 }
 
 /**
- * The gateway's own view of its MeterValues latency: ocpp_inbound_call_seconds (arrival to answer, in the process)
- * from GET /metrics, merged over the workers (each scrape on a new connection reaches one worker; a worker is told
- * apart by its start time and socket count), as bucket bounds: p50 and p99 are "at most" figures.
+ * The gateway's own view: ocpp_inbound_call_seconds of MeterValues (arrival to answer inside the process) and the
+ * event loop's longest delay, from GET /metrics (in cluster mode the primary gathers every worker's). Latencies
+ * are bucket bounds, so p50 and p99 are "at most" figures; the loop delay is the largest since the last scrape.
  */
-/** One GET on a connection of its own (node:cluster hands each new connection to the next worker). */
-function scrape(url: string): Promise<string> {
-  return new Promise((resolve) => {
-    const req = http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve(res.statusCode === 200 ? body : ''));
-    });
-    req.on('error', () => resolve(''));
-  });
+interface GatewayScrape {
+  buckets: Map<number, number>;
+  loopDelayMaxMs: number | null;
+  gcSeconds: number;
 }
 
-async function serverSideLatency(wsUrl: string, processes: number): Promise<{ workers: number; count: number; p50_ms: number | null; p99_ms: number | null } | null> {
+async function scrapeGateway(wsUrl: string): Promise<GatewayScrape | null> {
   const base = wsUrl.replace(/^ws/, 'http').replace(/\/ocpp$/, '');
-  const seen = new Map<string, Map<number, number>>();
-  for (let i = 0; i < processes * 6 && seen.size < processes; i++) {
-    const text = await scrape(`${base}/metrics`);
-    const key = [/^process_start_time_seconds (\S+)/m, /^ocpp_connected_chargers\{[^}]*\} (\S+)/m].map((re) => re.exec(text)?.[1] ?? '').join('/');
-    const buckets = new Map<number, number>();
-    for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="(?:MeterValues|TransactionEvent)"\} (\d+)/gm)) {
-      const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
-      buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
-    }
-    if (buckets.size > 0) seen.set(key, buckets);
+  const text = await fetch(`${base}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+  if (!text) return null;
+  const buckets = new Map<number, number>();
+  for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="(?:MeterValues|TransactionEvent)"\} (\d+)/gm)) {
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
   }
-  if (seen.size === 0) return null;
-  const merged = new Map<number, number>();
-  for (const b of seen.values()) for (const [le, n] of b) merged.set(le, (merged.get(le) ?? 0) + n);
-  const bounds = [...merged.keys()].sort((x, y) => x - y);
-  const count = merged.get(Infinity) ?? 0;
+  const loop = /^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1];
+  const gc = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  return { buckets, loopDelayMaxMs: loop === undefined ? null : Math.round(Number(loop) * 1000), gcSeconds: gc };
+}
+
+/** p50 and p99 (bucket bounds, ms) of the MeterValues answered between two scrapes (from the start without one) */
+function ownLatency(after: GatewayScrape | null, before?: GatewayScrape | null): { count: number; p50_ms: number | null; p99_ms: number | null } | null {
+  if (!after || after.buckets.size === 0) return null;
+  const b = new Map([...after.buckets].map(([le, n]) => [le, n - (before?.buckets.get(le) ?? 0)]));
+  const bounds = [...b.keys()].sort((x, y) => x - y);
+  const count = b.get(Infinity) ?? 0;
   const at = (q: number) => {
-    const le = bounds.find((b) => (merged.get(b) ?? 0) >= q * count);
+    const le = bounds.find((x) => (b.get(x) ?? 0) >= q * count);
     return le === undefined || le === Infinity ? null : Math.round(le * 1000);
   };
-  return { workers: seen.size, count, p50_ms: at(0.5), p99_ms: at(0.99) };
+  return { count, p50_ms: at(0.5), p99_ms: at(0.99) };
 }
 
 async function rssOf(server: ChildProcess): Promise<number> {
@@ -230,6 +224,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     const counted = a.statements && target === 'gateway';
     const snaps: { workloadStart?: Counts; steadyStart?: Counts; steadyEnd?: Counts; stormStart?: Counts; stormEnd?: Counts } = {};
     const phases: Promise<void>[] = [];
+    const own: { steadyStart?: GatewayScrape | null; steadyEnd?: GatewayScrape | null } = {};
     const progress = new Map<number, ProgressLine>();
     loads.forEach((load, d) =>
       load.on('message', (m: any) => {
@@ -259,11 +254,13 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
             steady.open = true;
             phases.push(cpuOf(server).then((us) => void (steady.cpuStart = us)));
             if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyStart = c)));
+            if (target === 'gateway') phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyStart = g)));
           }
         }
         if (m.phase === 'steady-end') {
           steady.mvEnd += Number(m.data?.meter_values_acked ?? 0);
           if (++seen.steadyEnd === 1 && steady.open) phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+          if (target === 'gateway' && seen.steadyEnd === 1 && steady.open) phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyEnd = g)));
           if (counted && seen.steadyEnd === 1 && steady.open) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
         }
         if (m.phase === 'workload-done') {
@@ -291,11 +288,19 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     statementReport('in the whole workload window', snaps.workloadStart, snaps.stormStart, msgsInWorkload, 'message');
     statementReport('in the steady window', snaps.steadyStart, snaps.steadyEnd, steady.mvEnd - steady.mvStart, 'MeterValues');
     statementReport('in the storm', snaps.stormStart, snaps.stormEnd, summary.storm?.rebooted ?? 0, 'charger');
+    const dl = summary.driver_loop_delay_steady_ms;
+    if (dl) say(`   the driver's own event-loop delay in the steady window (the worst of ${drivers} process(es)): p99 ${dl.p99} ms, max ${dl.max} ms`);
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {
-      const own = await serverSideLatency(ready.url, workers);
-      if (own) say(`   the gateway's own view (ocpp_inbound_call_seconds, ${own.workers} process(es), ${own.count} MeterValues since start): p50 ≤ ${own.p50_ms ?? '>10000'} ms, p99 ≤ ${own.p99_ms ?? '>10000'} ms`);
+      const whole = ownLatency(await scrapeGateway(ready.url));
+      const ms = (v: number | null) => (v === null ? '>10000' : String(v));
+      if (whole) say(`   the gateway's own view (ocpp_inbound_call_seconds over ${workers} worker(s), ${whole.count} MeterValues since start): p50 ≤ ${ms(whole.p50_ms)} ms, p99 ≤ ${ms(whole.p99_ms)} ms`);
+      const inSteady = ownLatency(own.steadyEnd ?? null, own.steadyStart);
+      if (inSteady && own.steadyEnd) {
+        const gc = own.steadyStart ? (own.steadyEnd.gcSeconds - own.steadyStart.gcSeconds).toFixed(1) : '?';
+        say(`   … in the steady window: ${inSteady.count} MeterValues, p50 ≤ ${ms(inSteady.p50_ms)} ms, p99 ≤ ${ms(inSteady.p99_ms)} ms; longest event-loop delay ${own.steadyEnd.loopDelayMaxMs ?? '?'} ms (the worst worker), garbage collection ${gc} s`);
+      }
     }
     const acked = summary.periodic_acked?.count ?? 0;
     return {

@@ -2,6 +2,7 @@
 // workload (`load`: a transaction per charger with MeterValues at a fleet-wide message rate, or any scenario
 // per charger), optionally a storm (every connection drops at once, every charger reconnects and boots), and
 // a summary: connections held, messages/s, errors, ack latency p50/p99, energy delivered.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ChargePoint, sleep, type ChargePointOptions, type Protocol, type Quirk } from './charge-point.ts';
 import { defaultQuirks, playScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
 import { percentile, Stats, type StatsSnapshot } from './stats.ts';
@@ -92,6 +93,8 @@ export interface FleetSummary {
   meter_values_latency_sample: number[];
   /** the same between the start burst and the stop burst (steady-start to steady-end): the fleet's steady state */
   meter_values_ack_latency_steady_ms: { p50: number | null; p99: number | null; samples: number };
+  /** this driver's own event-loop delay in the steady window (ms): an answer read late is a latency the server did not cause */
+  driver_loop_delay_steady_ms?: { p99: number; max: number } | null;
   meter_values_latency_steady_sample: number[];
   energy_wh: number;
   /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
@@ -207,8 +210,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const durationMs = (o.durationS ?? 10) * 1000;
     let energy = 0;
     const periodic = { count: 0, wh: 0n };
+    const loopDelay: { steady: FleetSummary['driver_loop_delay_steady_ms'] } = { steady: null };
     if (workload === 'load') {
-      energy = await loadWorkload(live, o, durationMs, stats, periodic);
+      energy = await loadWorkload(live, o, durationMs, stats, periodic, loopDelay);
     } else if (workload === 'idle' || workload === 'boot') {
       await sleep(durationMs, o.signal);
     } else if (workload !== 'storm') {
@@ -284,6 +288,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       meter_values_latency_sample: mvSample,
       meter_values_ack_latency_steady_ms: { p50: percentile(steadySample, 50), p99: percentile(steadySample, 99), samples: steadySample.length },
       meter_values_latency_steady_sample: steadySample,
+      driver_loop_delay_steady_ms: loopDelay.steady,
       energy_wh: energy,
       periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },
       ...(storm ? { storm } : {}),
@@ -306,6 +311,7 @@ async function loadWorkload(
   durationMs: number,
   stats: Stats,
   periodic: { count: number; wh: bigint },
+  loopDelay: { steady: FleetSummary['driver_loop_delay_steady_ms'] },
 ): Promise<number> {
   const interval = o.meterIntervalS ?? 60;
   const powerW = o.powerW ?? 7400;
@@ -314,13 +320,17 @@ async function loadWorkload(
   const end = performance.now() + durationMs;
   const base = Date.now() - 30 * 86_400_000;
   let begun = 0;
+  const loop = monitorEventLoopDelay({ resolution: 10 });
   const steadyEnd = setTimeout(() => {
+    if (loop.count > 0) loopDelay.steady = { p99: Math.round(loop.percentile(99) / 1e6), max: Math.round(loop.max / 1e6) };
+    loop.disable();
     stats.markSteady('end');
     o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked });
   }, Math.max(0, durationMs - 1000));
   const begin = (cp: ChargePoint, at: Date) =>
     cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at }).finally(() => {
       if (++begun !== cps.length) return;
+      loop.enable();
       stats.markSteady('start');
       o.onPhase?.('steady-start', { meter_values_acked: stats.meterValuesAcked });
     });
@@ -366,6 +376,7 @@ async function loadWorkload(
     ),
   );
   clearTimeout(steadyEnd);
+  loop.disable();
   return results.reduce((a, b) => a + b, 0);
 }
 

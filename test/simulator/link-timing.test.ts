@@ -12,10 +12,10 @@ beforeAll(async () => {
   server = createRpcServer({ protocols: ['ocpp1.6'], strictMode: false });
   server.auth((accept) => accept({}, 'ocpp1.6'));
   server.on('client', (client) => {
-    client.handle('BootNotification', () => ({ status: 'Accepted', currentTime: new Date().toISOString(), interval: 300 }));
-    client.handle('StatusNotification', () => ({}));
+    client.handle('BootNotification', async () => ({ status: 'Accepted', currentTime: new Date().toISOString(), interval: 300 }));
+    client.handle('StatusNotification', async () => ({}));
     // a central system that never answers a Heartbeat while silentHeartbeats is set
-    client.handle('Heartbeat', () => (silentHeartbeats ? new Promise(() => {}) : { currentTime: new Date().toISOString() }));
+    client.handle('Heartbeat', () => (silentHeartbeats ? new Promise(() => {}) : Promise.resolve({ currentTime: new Date().toISOString() })));
   });
   const http = await server.listen(0, '127.0.0.1');
   url = `ws://127.0.0.1:${(http.address() as import('node:net').AddressInfo).port}`;
