@@ -40,6 +40,8 @@ const { values: a } = parseArgs({
     statements: { type: 'boolean', default: false },
     // writes a V8 CPU profile of each server child (node --cpu-prof) into this directory
     profile: { type: 'string' },
+    // with --profile: the driver processes write a profile too
+    'profile-drivers': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -136,6 +138,8 @@ interface GatewayScrape {
   buckets: Map<number, number>;
   loopDelayMaxMs: number | null;
   gcSeconds: number;
+  /** pauses by GC kind: count, seconds, and how many took over 100 ms */
+  gcByKind: Map<string, { count: number; seconds: number; over100ms: number }>;
 }
 
 async function scrapeGateway(wsUrl: string): Promise<GatewayScrape | null> {
@@ -149,7 +153,13 @@ async function scrapeGateway(wsUrl: string): Promise<GatewayScrape | null> {
   }
   const loop = /^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1];
   const gc = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
-  return { buckets, loopDelayMaxMs: loop === undefined ? null : Math.round(Number(loop) * 1000), gcSeconds: gc };
+  const gcByKind = new Map<string, { count: number; seconds: number; over100ms: number }>();
+  const kind = (k: string) => gcByKind.get(k) ?? gcByKind.set(k, { count: 0, seconds: 0, over100ms: 0 }).get(k)!;
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="([^"]+)"\} (\S+)/gm)) kind(m[2]!)[m[1] === 'sum' ? 'seconds' : 'count'] = Number(m[3]);
+  const upTo100 = new Map<string, number>();
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_bucket\{le="0\.1",kind="([^"]+)"\} (\S+)/gm)) upTo100.set(m[1]!, Number(m[2]));
+  for (const [k, g] of gcByKind) g.over100ms = g.count - (upTo100.get(k) ?? g.count);
+  return { buckets, loopDelayMaxMs: loop === undefined ? null : Math.round(Number(loop) * 1000), gcSeconds: gc, gcByKind };
 }
 
 /** p50 and p99 (bucket bounds, ms) of the MeterValues answered between two scrapes (from the start without one) */
@@ -171,8 +181,9 @@ async function rssOf(server: ChildProcess): Promise<number> {
   return (await p).rss;
 }
 
-/** --profile: every server process and every driver writes a V8 CPU profile into the directory when it exits */
+/** --profile: every server process (and with --profile-drivers every driver) writes a V8 CPU profile into the directory when it exits */
 const profileArgs = a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [];
+const driverProfileArgs = a['profile-drivers'] ? profileArgs : [];
 
 async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
@@ -208,7 +219,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           ...(local ? ['--local-address', local] : []),
           '--json',
         ],
-        { execArgv: ['--import', 'tsx', ...profileArgs], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
+        { execArgv: ['--import', 'tsx', ...driverProfileArgs], stdio: ['ignore', 'ignore', 'inherit', 'ipc'], cwd: root },
       );
     });
     let rssConnected = rssBefore;
@@ -300,6 +311,11 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       if (inSteady && own.steadyEnd) {
         const gc = own.steadyStart ? (own.steadyEnd.gcSeconds - own.steadyStart.gcSeconds).toFixed(1) : '?';
         say(`   … in the steady window: ${inSteady.count} MeterValues, p50 ≤ ${ms(inSteady.p50_ms)} ms, p99 ≤ ${ms(inSteady.p99_ms)} ms; longest event-loop delay ${own.steadyEnd.loopDelayMaxMs ?? '?'} ms (the worst worker), garbage collection ${gc} s`);
+        const kinds = [...own.steadyEnd.gcByKind].map(([k, g]) => {
+          const b = own.steadyStart?.gcByKind.get(k) ?? { count: 0, seconds: 0, over100ms: 0 };
+          return `${k} ${g.count - b.count} pauses ${(g.seconds - b.seconds).toFixed(1)} s (${g.over100ms - b.over100ms} over 100 ms)`;
+        });
+        if (kinds.length) say(`     garbage collection by kind: ${kinds.join('; ')}`);
       }
     }
     const acked = summary.periodic_acked?.count ?? 0;
