@@ -21,6 +21,8 @@ import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } fro
 
 /** the full sweep for sockets taken over elsewhere runs every 30 polls (60 s): the bus event is the fast path */
 const SWEEP_EVERY_TICKS = 30;
+/** Chargers judged per statement by a sweep (a fallback that runs over every socket of the process). */
+const SWEEP_CHUNK = 1_000;
 
 export interface OcppSession {
   chargerId: string;
@@ -208,10 +210,19 @@ export class LiveRegistry implements CommandExecutor {
 
   /** Closes those of our sockets (all, or the given chargers') whose live-state row names a newer connection. */
   private async closeSuperseded(chargerIds?: string[]): Promise<void> {
+    const ids = chargerIds ? chargerIds.filter((id) => this.held.has(id)) : [...this.held.keys()];
+    // a sweep over every socket goes SWEEP_CHUNK chargers at a time: one statement naming a process's 16,000
+    // chargers, and judging its answer, held the event loop for half a second while answers waited
+    for (let i = 0; i < ids.length; i += SWEEP_CHUNK) await this.closeSupersededAmong(ids.slice(i, i + SWEEP_CHUNK));
+  }
+
+  private async closeSupersededAmong(ids: string[]): Promise<void> {
     // Only connections whose own row was written before the read can be judged by it: a socket still in its
     // markConnected (a ramp-up or a storm) would otherwise be taken for the stale one and dropped mid-boot.
-    const candidates = chargerIds ? chargerIds.flatMap((id) => (this.held.has(id) ? [[id, this.held.get(id)!] as const] : [])) : [...this.held];
-    const judged = new Map(candidates.filter(([, h]) => h.recorded));
+    const judged = new Map(ids.flatMap((id) => {
+      const h = this.held.get(id);
+      return h?.recorded ? [[id, h] as const] : [];
+    }));
     if (judged.size === 0) return;
     const current = await currentConnections(this.deps, [...judged.keys()]);
     for (const [chargerId, held] of judged) {

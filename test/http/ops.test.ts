@@ -40,6 +40,9 @@ describe('operations', () => {
     expect(res.headers['content-type']).toContain('text/plain');
     const text = res.body;
     expect(text).toContain('process_cpu_seconds_total');
+    // D62: nothing that walks every open socket on each scrape; the descriptor count stays (read without blocking)
+    expect(text).not.toMatch(/^nodejs_active_(handles|resources)/m);
+    if (process.platform === 'linux') expect(text).toMatch(/^process_open_fds [1-9]\d*$/m);
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(text).toMatch(/http_request_duration_seconds_count\{method="POST",route="\/v1\/probe:batch",status="401"\} 1/);
     expect(text).toMatch(/route="<unmatched>",status="404"/);
