@@ -109,6 +109,8 @@ export async function startClusterGateway(opts: { root: string; databaseUrl: str
       JOBS_ENABLED: 'false',
       DATA_DIR: opts.dataDir,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
+      // BENCH_GATEWAY_NODE_OPTIONS: node options for the gateway's processes alone (e.g. a V8 heap setting)
+      ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}),
     },
   });
   const url = `http://127.0.0.1:${port}`;

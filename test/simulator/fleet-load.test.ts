@@ -1,0 +1,48 @@
+// The load workload's shape against the bare server: with spread starts each charger starts its transaction at its
+// own phase of the first period and stops it at its phase of the last, so a fleet never sends all its
+// StopTransactions in the same second; every charger still starts, reads and stops exactly once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBareServer, type BareServer } from '../../simulator/bare-server.ts';
+import { identitiesFor, runFleet } from '../../simulator/load.ts';
+
+let server: BareServer;
+beforeAll(async () => {
+  server = await startBareServer({ record: true, pendingBoots: 0 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('fleet load workload', () => {
+  it('spread starts: starts in the first period, stops spread over the last, none in the steady window', { timeout: 60_000 }, async () => {
+    const ids = identitiesFor('SPREAD-', 30);
+    const stopsNow = () => server.received.filter((r) => ids.includes(r.identity) && r.method === 'StopTransaction').length;
+    const marks: Record<string, number> = {};
+    let midLastPeriod: Promise<number> | undefined;
+    // 30 chargers at 10 MeterValues a second: a 3 s period; 10 s of workload, so the last period is 7–10 s
+    const summary = await runFleet({
+      url: server.url,
+      protocol: 'ocpp1.6',
+      credentials: ids.map((identity) => ({ identity, password: undefined })),
+      rampPerSecond: 200,
+      workload: 'load',
+      ratePerSecond: 10,
+      durationS: 10,
+      spreadStarts: true,
+      onPhase: (phase) => {
+        marks[phase] = stopsNow();
+        if (phase === 'workload-start') midLastPeriod = new Promise((resolve) => setTimeout(() => resolve(stopsNow()), 8_500));
+      },
+    });
+    expect(summary.booted).toBe(30);
+    expect(summary.messages.errors).toBe(0);
+    expect(marks['steady-start']).toBe(0);
+    expect(marks['steady-end']).toBe(0); // the steady window closes before the first stop
+    const mid = await midLastPeriod!;
+    expect(mid).toBeGreaterThan(0); // some chargers stopped in the first half of the last period …
+    expect(mid).toBeLessThan(30); // … and some in the second
+    expect(stopsNow()).toBe(30);
+    expect(server.received.filter((r) => ids.includes(r.identity) && r.method === 'StartTransaction')).toHaveLength(30);
+    expect(summary.periodic_acked.count).toBeGreaterThanOrEqual(30);
+  });
+});
