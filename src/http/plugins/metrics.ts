@@ -39,13 +39,18 @@ function withoutPerHandleMetrics(registry: Registry): void {
 
 const sources = new WeakMap<Registry, (() => Promise<string>) | null>();
 
+/** This process's way to the whole cluster's metrics (null outside a cluster), set up once per registry. */
+function clusterSource(registry: Registry): (() => Promise<string>) | null {
+  if (!sources.has(registry)) sources.set(registry, clusterMetricsSource(registry));
+  return sources.get(registry) ?? null;
+}
+
 /**
  * The text GET /metrics answers: in a cluster the whole service's (every worker's registry, gathered by the
  * primary), else this process's. A cluster whose primary does not answer gets this worker's own, with a warning.
  */
 export async function metricsText(deps: Deps, log: { warn: (obj: object, msg: string) => void }): Promise<string> {
-  if (!sources.has(deps.metrics)) sources.set(deps.metrics, clusterMetricsSource(deps.metrics));
-  const cluster = sources.get(deps.metrics);
+  const cluster = clusterSource(deps.metrics);
   if (cluster) {
     try {
       return await cluster();
@@ -58,7 +63,7 @@ export async function metricsText(deps: Deps, log: { warn: (obj: object, msg: st
 
 export function metricsPlugin(app: App, deps: Deps): void {
   // every worker must answer the primary's requests from its start, not from the first scrape it serves itself
-  if (!sources.has(deps.metrics)) sources.set(deps.metrics, clusterMetricsSource(deps.metrics));
+  clusterSource(deps.metrics);
   if (!deps.metrics.getSingleMetric('process_cpu_seconds_total')) {
     collectDefaultMetrics({ register: deps.metrics });
     withoutPerHandleMetrics(deps.metrics);
