@@ -22,8 +22,8 @@ Connection
   --timeout-ms MS        call timeout, default 30000
   --insecure             wss:// without verifying the certificate (self-signed test systems)
   --local-address A      source address of the connections (spread a big fleet over 127.0.0.0/8)
-  --spread-starts        load: each charger starts its transaction at its own phase of the first period and stops
-                         it at its phase of the last (not all at once; needs --duration above two periods)
+  --spread-starts        load: each charger starts its transaction at its own phase of the first period and (with
+                         --duration above two periods) stops it at its phase of the last, not all at once
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario

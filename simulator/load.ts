@@ -51,8 +51,7 @@ export interface FleetOptions {
    * Phases of a run, for a benchmark that samples the server between them. In the load workload, `steady-start` is
    * sent once every charger's transaction start was answered and `steady-end` one second before the first stop can come
    * (the workload's end, or with spreadStarts the start of its last period): between them only the periodic readings
-   * (and heartbeats) flow. Both carry the cumulative
-   * `meter_values_acked` of this driver.
+   * (and heartbeats) flow. Both carry the cumulative `meter_values_acked` of this driver.
    */
   onPhase?: (phase: 'connected' | 'workload-start' | 'steady-start' | 'steady-end' | 'workload-done' | 'storm-done', data: Record<string, unknown>) => void;
   log?: (line: string) => void;
@@ -323,16 +322,18 @@ async function loadWorkload(
   let begun = 0;
   // each charger's share of the fleet rate, started at a random phase so the load is smooth
   const periodMs = rate > 0 ? (cps.length * 1000) / rate : 0;
-  // spreadStarts: each charger starts its transaction at its phase of the first period and stops it at its phase of
-  // the last, as a fleet does in life (not the whole fleet's StartTransaction, or StopTransaction, in the same second)
-  const spread = (o.spreadStarts ?? false) && periodMs > 0 && durationMs > 2 * periodMs;
+  // spreadStarts: each charger starts its transaction at its phase of the first period and, when the workload is
+  // longer than two periods, stops it at its phase of the last, as a fleet does in life (not the whole fleet's
+  // StartTransaction, or StopTransaction, in the same second)
+  const spreadStarts = (o.spreadStarts ?? false) && periodMs > 0;
+  const spreadStops = spreadStarts && durationMs > 2 * periodMs;
   const loop = monitorEventLoopDelay({ resolution: 10 });
   const steadyEnd = setTimeout(() => {
     if (loop.count > 0) loopDelay.steady = { p99: Math.round(loop.percentile(99) / 1e6), max: Math.round(loop.max / 1e6) };
     loop.disable();
     stats.markSteady('end');
     o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked });
-  }, Math.max(0, (spread ? durationMs - periodMs : durationMs) - 1000));
+  }, Math.max(0, (spreadStops ? durationMs - periodMs : durationMs) - 1000));
   const begin = (cp: ChargePoint, at: Date) =>
     cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at }).finally(() => {
       if (++begun !== cps.length) return;
@@ -343,11 +344,11 @@ async function loadWorkload(
   const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
     let t = base + (index % 3600) * 1000;
     const phaseMs = periodMs > 0 ? Math.random() * periodMs : 0;
-    if (spread) await sleep(phaseMs, o.signal);
-    const stopAt = spread ? end - periodMs + phaseMs : end;
+    if (spreadStarts) await sleep(phaseMs, o.signal);
+    const stopAt = spreadStops ? end - periodMs + phaseMs : end;
     const tx = await begin(cp, new Date(t));
     let wh = tx.meterStartWh;
-    let next = performance.now() + (spread ? periodMs : phaseMs);
+    let next = performance.now() + (spreadStarts ? periodMs : phaseMs);
     while (performance.now() < stopAt && cp.connected && !(o.signal?.aborted ?? false)) {
       if (periodMs > 0) {
         const wait = next - performance.now();
