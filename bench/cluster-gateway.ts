@@ -95,7 +95,10 @@ export async function startClusterGateway(opts: { root: string; databaseUrl: str
   const port = await freePort();
   // BENCH_CPU_PROF_DIR (bench:ocpp --profile): the primary profiles, and node:cluster gives its workers the same flags
   const prof = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const child: ChildProcess = spawn(process.execPath, [...prof, '--import', 'tsx', path.join(opts.root, 'src', 'main.ts')], {
+  // BENCH_GATEWAY_NODE_FLAGS: node/V8 flags on the gateway's command line (inherited by its workers), for the ones
+  // NODE_OPTIONS does not take (e.g. --single-threaded-gc)
+  const flags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...prof, ...flags, '--import', 'tsx', path.join(opts.root, 'src', 'main.ts')], {
     cwd: opts.root,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: {

@@ -10,6 +10,7 @@
 // then the ratio gateway/bare. Every phase is bounded; it stops by itself.
 // The gateway runs on PGlite, or on a fresh database created next to DATABASE_URL (dropped afterwards).
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,9 @@ const { values: a } = parseArgs({
     profile: { type: 'string' },
     // with --profile: the driver processes write a profile too
     'profile-drivers': { type: 'boolean', default: false },
+    // writes every driver's progress line (each second: messages/s, ack p50/p99 of that second) and the phase marks,
+    // one JSON object per line with the seconds since the benchmark started, into this file (where a tail comes from)
+    timeline: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -56,6 +60,9 @@ const workers = Number(a.workers);
 const drivers = driverCount(count, a.drivers !== undefined ? Number(a.drivers) : undefined);
 const targets = a.targets!.split(',').map((t) => t.trim()) as Array<'gateway' | 'bare'>;
 const tty = process.stderr.isTTY && !a.json;
+const benchStart = performance.now();
+const timeline = a.timeline ? fs.createWriteStream(path.resolve(a.timeline)) : null;
+const mark = (entry: Record<string, unknown>) => timeline?.write(JSON.stringify({ t: Math.round(performance.now() - benchStart) / 1000, at: Date.now(), ...entry }) + '\n');
 const say = (line: string) => {
   if (!a.json) process.stderr.write(line + '\n');
 };
@@ -216,6 +223,9 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           ...(a['skip-storm'] ? [] : ['--storm']),
           ...(a['spread-starts'] ? ['--spread-starts'] : []),
           '--hold', '4',
+          // every driver starts its workload when all are connected: one steady window for all, none measuring
+          // another's ramp or start burst
+          '--wait-go',
           ...(local ? ['--local-address', local] : []),
           '--json',
         ],
@@ -239,6 +249,8 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     const progress = new Map<number, ProgressLine>();
     loads.forEach((load, d) =>
       load.on('message', (m: any) => {
+        if (m?.type === 'progress') mark({ target, driver: d, ...m.progress });
+        if (m?.type === 'phase') mark({ target, driver: d, mark: m.phase });
         if (m?.type === 'progress' && tty) {
           progress.set(d, m.progress as ProgressLine);
           const all = [...progress.values()];
@@ -285,7 +297,14 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         }
         if (m.phase === 'connected') {
           connected += Number(m.data?.connected ?? 0);
-          if (++seen.connected === drivers) phases.push(rssOf(server).then((r) => void (rssConnected = r)));
+          if (++seen.connected === drivers)
+            phases.push(
+              rssOf(server)
+                .then((r) => void (rssConnected = r))
+                .finally(() => {
+                  for (const l of loads) if (l.connected) l.send({ cmd: 'go' });
+                }),
+            );
         }
       }),
     );

@@ -53,6 +53,8 @@ Fleet
   --rate N               load: MeterValues per second for the whole fleet (0 = as fast as acknowledged; default 0)
   --duration S           load/idle: workload duration in seconds (default 10)
   --hold S               hold the connections idle for S seconds between ramp-up and workload
+  --wait-go              then wait for a {"cmd":"go"} IPC message from the parent process (a benchmark starting
+                         the workloads of several driver processes together)
   --storm                after the workload drop every connection at once and measure reconnect + boot
   --storm-jitter MS      spread the storm's reconnects over MS (default 0: all at once)
 
@@ -66,6 +68,25 @@ Output
   --verbose              log connection events and every OCPP frame (→ sent, ← received) to stderr
   --help
 `;
+
+/** --wait-go: resolves when the parent process sends {cmd: 'go'} (or the run is aborted, or the parent went away) */
+function goFromParent(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      process.off('message', onMessage);
+      process.off('disconnect', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const onMessage = (m: unknown) => {
+      if ((m as { cmd?: unknown } | null)?.cmd === 'go') done();
+    };
+    process.on('message', onMessage);
+    process.once('disconnect', done);
+    signal.addEventListener('abort', done, { once: true });
+    if (signal.aborted || !process.connected) done();
+  });
+}
 
 function fail(msg: string): never {
   process.stderr.write(`simulate: ${msg}\n(see --help)\n`);
@@ -131,6 +152,7 @@ async function main(): Promise<void> {
       duration: { type: 'string' },
       storm: { type: 'boolean', default: false },
       hold: { type: 'string' },
+      'wait-go': { type: 'boolean', default: false },
       'storm-jitter': { type: 'string' },
       json: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
@@ -145,6 +167,7 @@ async function main(): Promise<void> {
   }
   if (!a.url) fail('--url is required');
   if (!/^wss?:\/\//.test(a.url)) fail('--url must start with ws:// or wss://');
+  if (a['wait-go'] && !process.send) fail('--wait-go needs a parent process that sends {"cmd":"go"} over IPC');
   const protocol = a.protocol as Protocol;
   if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
   const quirks = a.quirks ? (a.quirks.split(',').map((q) => q.trim()).filter(Boolean) as Quirk[]) : undefined;
@@ -274,6 +297,7 @@ async function main(): Promise<void> {
     ...(a['spread-starts'] ? { spreadStarts: true } : {}),
     ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
+    ...(a['wait-go'] ? { beforeWorkload: () => goFromParent(abort.signal) } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     scenarioParams: params,
     signal: abort.signal,

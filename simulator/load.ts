@@ -37,6 +37,11 @@ export interface FleetOptions {
   powerW?: number;
   /** pause between the ramp and the workload (connections held idle), e.g. to sample server memory */
   holdS?: number;
+  /**
+   * awaited after the ramp (and the hold), before the workload: a benchmark running several driver processes starts
+   * their workloads together, so each one's steady window is the same and none measures another's start
+   */
+  beforeWorkload?: () => Promise<void>;
   /** drop every connection at once after the workload and measure the reconnect + boot */
   storm?: boolean;
   /** spread the reconnects over up to this many ms (0 = all at once, the worst case) */
@@ -71,6 +76,10 @@ export interface ProgressLine {
   errors: number;
   p50: number | null;
   p99: number | null;
+  /** the slowest ack of the interval (ms) */
+  max?: number | null;
+  /** this driver's longest event-loop delay in the interval (ms): an ack read late is not the server's doing */
+  loopMaxMs?: number;
   phase: string;
 }
 
@@ -150,9 +159,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
   let phase = 'ramp';
   const t0 = performance.now();
   let peak = 0;
+  const progressLoop = monitorEventLoopDelay({ resolution: 10 });
+  progressLoop.enable();
   const progress = setInterval(() => {
     peak = Math.max(peak, stats.connected);
     const w = stats.takeWindow();
+    const loopMaxMs = progressLoop.count > 0 ? Math.round(progressLoop.max / 1e6) : 0;
+    progressLoop.reset();
     o.onProgress?.({
       elapsedS: (performance.now() - t0) / 1000,
       connected: stats.connected,
@@ -162,6 +175,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       errors: stats.errors,
       p50: w.p50,
       p99: w.p99,
+      max: w.max,
+      loopMaxMs,
       phase,
     });
   }, o.progressMs ?? 1000);
@@ -198,6 +213,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     if (o.holdS) {
       phase = 'hold';
       await sleep(o.holdS * 1000, o.signal);
+    }
+    if (o.beforeWorkload) {
+      phase = 'waiting';
+      await o.beforeWorkload();
     }
 
     // ── workload ──
@@ -296,6 +315,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     };
   } finally {
     clearInterval(progress);
+    progressLoop.disable();
     await Promise.all(cps.map((cp) => cp.close().catch(() => {})));
   }
 }

@@ -118,11 +118,11 @@ export class Stats {
   }
 
   /** acks per second and latency percentiles since the previous call (the live progress line) */
-  takeWindow(): { perSecond: number; p50: number | null; p99: number | null } {
+  takeWindow(): { perSecond: number; p50: number | null; p99: number | null; max: number | null } {
     const now = performance.now();
     const secs = Math.max(0.001, (now - this.windowStart) / 1000);
     const sorted = this.window.sort((a, b) => a - b);
-    const out = { perSecond: this.windowAcked / secs, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+    const out = { perSecond: this.windowAcked / secs, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted.length ? sorted[sorted.length - 1]! : null) };
     this.window = [];
     this.windowAcked = 0;
     this.windowStart = now;

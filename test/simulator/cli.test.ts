@@ -1,6 +1,6 @@
 // The CLI is a thin parser over the library: run it as a separate process against the bare reference server
 // and check its JSON output and its human output (the energy line testers compare with the central system).
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +46,36 @@ describe('npm run simulate', () => {
     expect(['CLI-F-1', 'CLI-F-2', 'CLI-F-3'].map((i) => server.energyByIdentity().get(i))).toEqual([1000, 1000, 1000]);
     expect(server.received.find((r) => r.identity === 'CLI-F-1' && r.method === 'BootNotification')?.params).toMatchObject({ chargePointVendor: 'Acme', chargePointModel: 'X1' });
     await expect(simulate(['--url', 'http://nope', '--scenario', 'boot'])).rejects.toMatchObject({ code: 2 });
+  });
+
+  it('--wait-go holds the workload until the parent says go (several drivers start together); without a parent it exits 2', { timeout: 60_000 }, async () => {
+    const child = fork(cli, ['--url', server.url, '--count', '3', '--prefix', 'CLI-GO-', '--scenario', 'load', '--rate', '3', '--duration', '2', '--wait-go', '--json'], {
+      execArgv: ['--import', 'tsx'],
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      env: { ...process.env, ERE_SIMULATOR_STATE_DIR: defaultState },
+    });
+    const phases: string[] = [];
+    const summary = new Promise<any>((resolve) => child.on('message', (m: any) => m?.type === 'summary' && resolve(m.summary)));
+    const connected = new Promise<void>((resolve) =>
+      child.on('message', (m: any) => {
+        if (m?.type !== 'phase') return;
+        phases.push(m.phase);
+        if (m.phase === 'connected') resolve();
+      }),
+    );
+    await connected;
+    // connected and booted, then waiting: a second later still no workload and no transaction
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(phases).toEqual(['connected']);
+    expect(['CLI-GO-1', 'CLI-GO-2', 'CLI-GO-3'].flatMap((i) => sent(i, 'StartTransaction'))).toHaveLength(0);
+    child.send({ cmd: 'go' });
+    const s = await summary;
+    expect(phases.slice(0, 2)).toEqual(['connected', 'workload-start']);
+    expect(s.booted).toBe(3);
+    expect(['CLI-GO-1', 'CLI-GO-2', 'CLI-GO-3'].flatMap((i) => sent(i, 'StartTransaction'))).toHaveLength(3);
+    await new Promise((r) => child.once('exit', r));
+    await expect(simulate(['--url', server.url, '--count', '2', '--scenario', 'load', '--wait-go'])).rejects.toMatchObject({ code: 2 });
   });
 
   it('a charger keeps its meter: two runs of one identity continue the register; --no-state starts afresh', async () => {

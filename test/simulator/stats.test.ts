@@ -30,3 +30,16 @@ describe('Stats steady window', () => {
     expect(s.steadySample()).toEqual([]);
   });
 });
+
+describe('Stats progress window', () => {
+  it('reports each interval’s slowest ack beside its p50 and p99, then starts a new interval', () => {
+    const s = new Stats();
+    for (const ms of [5, 1, 900, 3]) s.recordAck('MeterValues', ms);
+    const w = s.takeWindow();
+    expect(w.max).toBe(900);
+    expect(w.p50).toBeLessThanOrEqual(5);
+    const next = s.takeWindow();
+    expect(next.max).toBeNull(); // nothing acknowledged since
+    expect(next.p99).toBeNull();
+  });
+});
