@@ -143,6 +143,8 @@ function statementReport(title: string, before: Counts | undefined, after: Count
  */
 interface GatewayScrape {
   buckets: Map<number, number>;
+  /** the same for every other action (StartTransaction, StatusNotification, Heartbeat, …) */
+  byAction: Map<string, Map<number, number>>;
   loopDelayMaxMs: number | null;
   gcSeconds: number;
   /** pauses by GC kind: count, seconds, and how many took over 100 ms */
@@ -154,9 +156,11 @@ async function scrapeGateway(wsUrl: string): Promise<GatewayScrape | null> {
   const text = await fetch(`${base}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
   if (!text) return null;
   const buckets = new Map<number, number>();
-  for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="(?:MeterValues|TransactionEvent)"\} (\d+)/gm)) {
+  const byAction = new Map<string, Map<number, number>>();
+  for (const m of text.matchAll(/^ocpp_inbound_call_seconds_bucket\{le="([^"]+)",protocol="[^"]+",action="([^"]+)"\} (\d+)/gm)) {
     const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
-    buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
+    const into = m[2] === 'MeterValues' || m[2] === 'TransactionEvent' ? buckets : (byAction.get(m[2]!) ?? byAction.set(m[2]!, new Map()).get(m[2]!)!);
+    into.set(le, (into.get(le) ?? 0) + Number(m[3]));
   }
   const loop = /^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1];
   const gc = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
@@ -166,13 +170,15 @@ async function scrapeGateway(wsUrl: string): Promise<GatewayScrape | null> {
   const upTo100 = new Map<string, number>();
   for (const m of text.matchAll(/^nodejs_gc_duration_seconds_bucket\{le="0\.1",kind="([^"]+)"\} (\S+)/gm)) upTo100.set(m[1]!, Number(m[2]));
   for (const [k, g] of gcByKind) g.over100ms = g.count - (upTo100.get(k) ?? g.count);
-  return { buckets, loopDelayMaxMs: loop === undefined ? null : Math.round(Number(loop) * 1000), gcSeconds: gc, gcByKind };
+  return { buckets, byAction, loopDelayMaxMs: loop === undefined ? null : Math.round(Number(loop) * 1000), gcSeconds: gc, gcByKind };
 }
 
 /** p50 and p99 (bucket bounds, ms) of the MeterValues answered between two scrapes (from the start without one) */
-function ownLatency(after: GatewayScrape | null, before?: GatewayScrape | null): { count: number; p50_ms: number | null; p99_ms: number | null } | null {
-  if (!after || after.buckets.size === 0) return null;
-  const b = new Map([...after.buckets].map(([le, n]) => [le, n - (before?.buckets.get(le) ?? 0)]));
+function ownLatency(after: GatewayScrape | null, before?: GatewayScrape | null, action?: string): { count: number; p50_ms: number | null; p99_ms: number | null } | null {
+  const of = (g: GatewayScrape | null | undefined) => (action === undefined ? g?.buckets : g?.byAction.get(action));
+  const buckets = of(after);
+  if (!buckets || buckets.size === 0) return null;
+  const b = new Map([...buckets].map(([le, n]) => [le, n - (of(before)?.get(le) ?? 0)]));
   const bounds = [...b.keys()].sort((x, y) => x - y);
   const count = b.get(Infinity) ?? 0;
   const at = (q: number) => {
@@ -323,9 +329,15 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {
-      const whole = ownLatency(await scrapeGateway(ready.url));
+      const last = await scrapeGateway(ready.url);
+      const whole = ownLatency(last);
       const ms = (v: number | null) => (v === null ? '>10000' : String(v));
       if (whole) say(`   the gateway's own view (ocpp_inbound_call_seconds over ${workers} worker(s), ${whole.count} MeterValues since start): p50 ≤ ${ms(whole.p50_ms)} ms, p99 ≤ ${ms(whole.p99_ms)} ms`);
+      const others = [...(last?.byAction.keys() ?? [])].sort().flatMap((k) => {
+        const l = ownLatency(last, null, k);
+        return l && l.count > 0 ? [`${k} ${l.count}: p50 ≤ ${ms(l.p50_ms)} ms, p99 ≤ ${ms(l.p99_ms)} ms`] : [];
+      });
+      if (others.length) say(`     other calls since start: ${others.join('; ')}`);
       const inSteady = ownLatency(own.steadyEnd ?? null, own.steadyStart);
       if (inSteady && own.steadyEnd) {
         const gc = own.steadyStart ? (own.steadyEnd.gcSeconds - own.steadyStart.gcSeconds).toFixed(1) : '?';

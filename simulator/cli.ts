@@ -53,7 +53,7 @@ Fleet
   --rate N               load: MeterValues per second for the whole fleet (0 = as fast as acknowledged; default 0)
   --duration S           load/idle: workload duration in seconds (default 10)
   --hold S               hold the connections idle for S seconds between ramp-up and workload
-  --wait-go              then wait for a {"cmd":"go"} IPC message from the parent process (a benchmark starting
+  --wait-go              after the ramp (before --hold) wait for a {"cmd":"go"} IPC message from the parent (a benchmark starting
                          the workloads of several driver processes together)
   --storm                after the workload drop every connection at once and measure reconnect + boot
   --storm-jitter MS      spread the storm's reconnects over MS (default 0: all at once)

@@ -38,7 +38,7 @@ export interface FleetOptions {
   /** pause between the ramp and the workload (connections held idle), e.g. to sample server memory */
   holdS?: number;
   /**
-   * awaited after the ramp (and the hold), before the workload: a benchmark running several driver processes starts
+   * awaited after the ramp, before the hold and the workload: a benchmark running several driver processes starts
    * their workloads together, so each one's steady window is the same and none measures another's start
    */
   beforeWorkload?: () => Promise<void>;
@@ -210,13 +210,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     peak = Math.max(peak, stats.connected);
     const live = cps.filter((_, i) => ok[i]);
     o.onPhase?.('connected', { connected: stats.connected, booted: stats.booted, count });
-    if (o.holdS) {
-      phase = 'hold';
-      await sleep(o.holdS * 1000, o.signal);
-    }
     if (o.beforeWorkload) {
       phase = 'waiting';
       await o.beforeWorkload();
+    }
+    if (o.holdS) {
+      phase = 'hold';
+      await sleep(o.holdS * 1000, o.signal);
     }
 
     // ── workload ──
