@@ -43,8 +43,9 @@ const { values: a } = parseArgs({
     profile: { type: 'string' },
     // with --profile: the driver processes write a profile too
     'profile-drivers': { type: 'boolean', default: false },
-    // writes every driver's progress line (each second: messages/s, ack p50/p99 of that second) and the phase marks,
-    // one JSON object per line with the seconds since the benchmark started, into this file (where a tail comes from)
+    // writes every driver's progress line (each second: acks per second, p50/p99/slowest ack of that second, the
+    // driver's own longest event-loop delay) and the phase marks into this file, one JSON object per line with the
+    // seconds since the benchmark started and the wall-clock time (to line up with other per-second records)
     timeline: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -462,8 +463,11 @@ const guard = setTimeout(() => {
 }, (Number(a['timeout-s']) + 600) * 1000);
 guard.unref();
 
+/** the timeline's last lines are written before the process exits */
+const closeTimeline = () => new Promise<void>((resolve) => (timeline ? timeline.end(resolve) : resolve()));
+
 main().then(
-  () => process.exit(0),
+  () => closeTimeline().then(() => process.exit(0)),
   (err) => {
     process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
     process.exit(1);
