@@ -1,7 +1,8 @@
 // C7.1 GET /chargers/stream across processes: two service instances on one database, each with its own event bus
 // connection; the charger's socket is held by `ocpp`, the streams are read from `api` over real HTTP (fetch and a
 // body reader). A reading is pushed within 1 s of its commit, a session event follows its end, Last-Event-ID
-// resumes, another user sees nothing, 401/403, the per-token cap holds across processes, shutdown ends streams.
+// resumes, another user sees nothing, 401/403, the per-token cap holds across processes, a revoked token's streams
+// end, shutdown ends streams.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -231,6 +232,44 @@ describe('GET /chargers/stream', () => {
     });
     d.close();
     b.close();
+  });
+
+  it('ends a stream when its token is revoked: at once from any process, else at the next keep-alive (D64)', async () => {
+    const tokenIdOf = async (userId: string) =>
+      (await api.deps.db.selectFrom('personal_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirstOrThrow()).id;
+    const slotsOf = async (tokenId: string) => (await api.deps.db.selectFrom('charger_streams').select('id').where('token_id', '=', tokenId).execute()).length;
+
+    // held by `ocpp` (keep-alive every 15 s there), revoked through `api`: only the revocation's event ends it in time
+    const u = await aUser(api.deps, { scopes: ['chargers:read'] });
+    const tokenId = await tokenIdOf(u.userId);
+    const s = track(await openStream(ocpp.url, u.token));
+    expect(s.status).toBe(200);
+    await eventually(async () => expect(await slotsOf(tokenId)).toBe(1));
+    const { revokePersonalToken } = await import('../../src/domain/credentials/personal-tokens.ts');
+    await revokePersonalToken(api.deps, u.userId, tokenId);
+    await eventually(() => expect(s.ended).toBe(true), 5000);
+    await eventually(async () => expect(await slotsOf(tokenId)).toBe(0)); // its slot given back
+    expect((await openStream(ocpp.url, u.token)).status).toBe(401);
+
+    // the revocation's event missed (here: written without one): the stream ends at its process's next keep-alive
+    // (every second on `api`)
+    const v = await aUser(api.deps, { scopes: ['chargers:read'] });
+    const vId = await tokenIdOf(v.userId);
+    const t = track(await openStream(api.url, v.token));
+    expect(t.status).toBe(200);
+    await eventually(() => expect(t.comments).toContain(': keep-alive'), 3000);
+    expect(t.ended).toBe(false);
+    await api.deps.db.updateTable('personal_tokens').set({ revoked_at: new Date() }).where('id', '=', vId).execute();
+    await eventually(() => expect(t.ended).toBe(true), 5000);
+
+    // a new token minted for a user revokes the earlier one (C1.6), and its streams with it
+    const w = await aUser(api.deps, { scopes: ['chargers:read'] });
+    const x = track(await openStream(ocpp.url, w.token));
+    expect(x.status).toBe(200);
+    await eventually(async () => expect(await slotsOf(await tokenIdOf(w.userId))).toBe(1));
+    const { mintPersonalToken } = await import('../../src/domain/credentials/tokens.ts');
+    await mintPersonalToken(api.deps, w.userId, ['chargers:read']);
+    await eventually(() => expect(x.ended).toBe(true), 5000);
   });
 
   it('ends its streams when the service shuts down', async () => {

@@ -1,6 +1,7 @@
 // C7.2 the dashboard's live part over real HTTP: GET /dashboard/stream, opened with the session cookie, is the
 // Personal API's stream of the user's own chargers (another user's charger never appears), refused without a session,
-// and ended once the session is signed out (at the next keep-alive tick; STREAM_KEEPALIVE_SECONDS=1 here).
+// and ended once the session is signed out (announced to every process at once; the keep-alive tick, every second
+// here, is the fallback).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';

@@ -1,6 +1,7 @@
 // C7.1: at most STREAM_MAX_PER_TOKEN open push streams per personal token, counted in PostgreSQL so the cap holds
 // across processes (migrations/0059_charger_streams.sql). A slot is taken when a stream opens, given back when it
 // ends, and renewed by its process every keep-alive tick; a slot of a killed process lapses after SLOT_TTL_SECONDS.
+// A slot's owner is the personal token (or dashboard session) that opened it: when that is revoked, its streams end.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
@@ -44,6 +45,30 @@ export async function renewStreamSlots(deps: Deps, ids: string[]): Promise<void>
     .execute();
   // the slots of processes that died long ago (a token that never opens a stream again keeps no rows)
   await deps.db.deleteFrom('charger_streams').where('expires_at', '<', sql<Date>`now() - interval '1 hour'`).execute();
+}
+
+/**
+ * Of these slots, the ones whose owner no longer opens a stream: a personal token revoked (or gone), a dashboard
+ * session signed out, expired (or gone). Their streams end: access ends with the credential, not at the next
+ * reconnect (D64).
+ */
+export async function slotsOfEndedOwners(deps: Deps, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: string }>`
+    select s.id from charger_streams s
+     where s.id = any(${ids}::uuid[])
+       and not exists (select 1 from personal_tokens t where t.id = s.token_id and t.revoked_at is null)
+       and not exists (select 1 from dashboard_sessions d where d.id = s.token_id and d.revoked_at is null and d.expires_at > ${deps.clock()})`.execute(deps.db);
+  return rows.map((r) => r.id);
+}
+
+/** Bus topic: these slot owners (token or dashboard-session ids) were revoked; their streams end in every process. */
+export const STREAM_OWNERS_ENDED = 'stream_owners_ended';
+
+/** Announces revoked slot owners, after the revocation committed. Never throws: the keep-alive tick is the fallback. */
+export async function announceEndedOwners(deps: Deps, ownerIds: string[]): Promise<void> {
+  if (ownerIds.length === 0 || !deps.bus) return;
+  await deps.bus.publish(deps.db, STREAM_OWNERS_ENDED, { ids: ownerIds }).catch((err) => deps.logger.warn({ err }, 'charger stream: could not announce a revocation'));
 }
 
 export async function releaseStreamSlot(deps: Deps, id: string): Promise<void> {

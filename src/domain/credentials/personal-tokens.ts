@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { hashSecret, randomSecret, secretHint } from '../../lib/secrets.ts';
+import { announceEndedOwners } from '../charging/stream-slots.ts';
 import { DomainError } from '../errors.ts';
 import { PERSONAL_SCOPES, PREFIX } from './scopes.ts';
 
@@ -68,6 +69,7 @@ export async function revokePersonalToken(deps: Deps, userId: string, tokenId: s
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) throw new DomainError('token_not_found', 'No such token.');
+  await announceEndedOwners(deps, [tokenId]); // its open push streams end (D64)
 }
 
 /** When this process last noted each token's use (so most requests send no statement at all); bounded. */

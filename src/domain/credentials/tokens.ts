@@ -5,6 +5,7 @@ import { DomainError } from '../errors.ts';
 import { hashSecret, randomSecret, secretHint } from '../../lib/secrets.ts';
 import { CPO_SCOPES, PERSONAL_SCOPES, PREFIX } from './scopes.ts';
 import { noteTokenUse } from './personal-tokens.ts';
+import { announceEndedOwners } from '../charging/stream-slots.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
@@ -213,9 +214,17 @@ export async function mintPersonalToken(deps: Deps, userId: string, scopes: stri
   await requireUser(deps, userId);
   scopes = [...new Set(scopes)];
   const token = randomSecret(PREFIX.personalToken);
-  await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('personal_tokens').set({ revoked_at: deps.clock() }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  const revoked = await deps.db.transaction().execute(async (trx) => {
+    const earlier = await trx
+      .updateTable('personal_tokens')
+      .set({ revoked_at: deps.clock() })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
     await trx.insertInto('personal_tokens').values({ user_id: userId, token_hash: hashSecret(token), scopes, hint: secretHint(token) }).execute();
+    return earlier.map((t) => t.id);
   });
+  await announceEndedOwners(deps, revoked); // the earlier token's open push streams end (D64)
   return { token };
 }

@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.ts';
 import { hashSecret, timingSafeEqualStr } from '../../lib/secrets.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
+import { announceEndedOwners } from '../charging/stream-slots.ts';
 import { DomainError } from '../errors.ts';
 import { newUnsubscribeToken, queueMessages } from '../invites/outbox.ts';
 
@@ -134,6 +135,7 @@ export async function sessionOf(deps: Deps, cookie: string | undefined): Promise
 
 export async function signOut(deps: Deps, sessionId: string): Promise<void> {
   await deps.db.updateTable('dashboard_sessions').set({ revoked_at: deps.clock() }).where('id', '=', sessionId).where('revoked_at', 'is', null).execute();
+  await announceEndedOwners(deps, [sessionId]); // the session's live view ends (D64)
 }
 
 /** Constant-time comparison of a form's CSRF token with the expected one. */

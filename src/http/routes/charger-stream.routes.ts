@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { Deps } from '../../deps.ts';
 import { CHARGER_CHANGED, chargerIdsOf } from '../../domain/charging/charger-changes.ts';
 import { ChargerFeed, type FeedEvent } from '../../domain/charging/stream-feed.ts';
-import { releaseStreamSlot, renewStreamSlots, takeStreamSlot } from '../../domain/charging/stream-slots.ts';
+import { releaseStreamSlot, renewStreamSlots, slotsOfEndedOwners, STREAM_OWNERS_ENDED, takeStreamSlot } from '../../domain/charging/stream-slots.ts';
 import { ChargerStream, ErrorBody } from '../../../schemas/http/charger-stream.ts';
 import { principalOf } from '../auth.ts';
 import type { App, RouteRegistrar } from '../types.ts';
@@ -21,6 +21,8 @@ interface Stream {
   res: ServerResponse;
   feed: ChargerFeed;
   slotId: string;
+  /** the personal token or dashboard session that opened it: the stream ends when that is revoked */
+  owner: string;
   /** still reading its snapshot: it hears every charger id (it does not know its chargers yet) */
   opening: boolean;
   ended: Promise<void>;
@@ -40,6 +42,8 @@ class StreamHub {
     if (bus) {
       this.stops.push(
         bus.subscribe(CHARGER_CHANGED, (p) => this.changed(chargerIdsOf(p))),
+        // a token revoked or a dashboard signed out, in any process: its streams end now (D64)
+        bus.subscribe(STREAM_OWNERS_ENDED, (p) => this.endOwners(Array.isArray(p.ids) ? p.ids.map(String) : [])),
         // the listening connection was lost meanwhile: events may be missing, every stream reads everything again
         bus.onResync(() => this.streams.forEach((s) => s.feed.refreshAll())),
       );
@@ -58,15 +62,29 @@ class StreamHub {
     for (const [s, list] of hit) s.feed.changed(list);
   }
 
-  /** Every STREAM_KEEPALIVE_SECONDS: the comment line, a full re-read (time-based changes: a lapsed lease), the slots. */
+  private endOwners(owners: string[]): void {
+    const ended = new Set(owners);
+    for (const s of this.streams) if (ended.has(s.owner)) s.res.end();
+  }
+
+  /**
+   * Every STREAM_KEEPALIVE_SECONDS: the comment line, a full re-read (time-based changes: a lapsed lease), the slots
+   * renewed, and the streams whose token or dashboard session ended meanwhile closed (a revocation's bus event may
+   * have been missed, and a dashboard session expires without one).
+   */
   private tick(): void {
     for (const s of this.streams) {
       write(s, ': keep-alive\n\n');
       if (!s.opening) s.feed.refreshAll();
     }
-    renewStreamSlots(this.deps, [...this.streams].map((s) => s.slotId)).catch((err) =>
-      this.deps.logger.warn({ err }, 'charger stream: could not renew the open streams'),
-    );
+    const slots = [...this.streams].map((s) => s.slotId);
+    renewStreamSlots(this.deps, slots)
+      .then(() => slotsOfEndedOwners(this.deps, slots))
+      .then((ended) => {
+        const set = new Set(ended);
+        for (const s of this.streams) if (set.has(s.slotId)) s.res.end();
+      })
+      .catch((err) => this.deps.logger.warn({ err }, 'charger stream: could not renew the open streams'));
   }
 
   private watch(s: Stream, added: string[], removed: string[]): void {
@@ -82,12 +100,13 @@ class StreamHub {
     }
   }
 
-  async open(res: ServerResponse, userId: string, slotId: string, lastEventId: string | undefined): Promise<void> {
+  async open(res: ServerResponse, userId: string, owner: string, slotId: string, lastEventId: string | undefined): Promise<void> {
     this.start();
     let release!: () => void;
     const s: Stream = {
       res,
       slotId,
+      owner,
       opening: true,
       ended: new Promise<void>((r) => (release = r)),
       feed: new ChargerFeed(this.deps, userId, (e) => write(s, frame(e)), (added, removed) => this.watch(s, added, removed)),
@@ -175,7 +194,7 @@ export async function serveChargerStream(app: App, deps: Deps, req: FastifyReque
     connection: 'keep-alive',
   });
   res.write('retry: 2000\n\n');
-  await hubOf(app, deps).open(res, userId, slotId, typeof last === 'string' ? last : undefined);
+  await hubOf(app, deps).open(res, userId, slotOwner, slotId, typeof last === 'string' ? last : undefined);
 }
 
 export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {

@@ -143,17 +143,9 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const s = await dashboardSessionOf(deps, req);
     if (!s) return reply.code(401).send({ error: 'unauthorized', detail: 'Sign in on /dashboard first.' });
     if (req.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').send('');
+    // the session is the stream's owner: signed out (on another tab or device, through any process) its streams end
+    // at once, expired at the next keep-alive tick (charger-stream.routes.ts, D64)
     await serveChargerStream(app, deps, req, reply, s.userId, s.id);
-    // a session signed out (on another tab or device) or expired ends its streams at the next keep-alive tick
-    const cookie = req.cookies[SESSION_COOKIE];
-    const check = setInterval(() => {
-      sessionOf(deps, cookie)
-        .then((still) => (still ? undefined : reply.raw.end()))
-        .catch((err) => req.log.warn({ err }, 'dashboard stream: could not check the session'));
-    }, deps.config.STREAM_KEEPALIVE_SECONDS * 1000);
-    check.unref();
-    reply.raw.once('close', () => clearInterval(check));
-    if (reply.raw.destroyed) clearInterval(check);
     return reply;
   });
 
