@@ -1,8 +1,10 @@
 // C4.12 retention: quarantined OCPP messages (whole messages and set-aside parts, replayed or not) are kept
 // QUARANTINE_RETENTION_DAYS after they were received, then deleted. Rate-limit counters have their own job
-// (rate-limit-cleanup, RATE_LIMIT_CLEANUP_CRON), which deletes a counter once its window has ended.
+// (rate-limit-cleanup, RATE_LIMIT_CLEANUP_CRON), which deletes a counter once its window has ended. The same run
+// deletes the dashboard's sign-in links and sessions a day after they could last be used (used, signed out, expired).
 // Deleted in batches, so a large backlog never holds one long statement (statement_timeout, C4.12) or lock.
 import { sql } from 'kysely';
+import { deleteEndedDashboardRows } from '../domain/dashboard/sign-in.ts';
 import type { Job } from './job.ts';
 
 const BATCH = 5_000;
@@ -22,6 +24,12 @@ export const retentionJob: Job = {
       deleted += n;
       if (n < BATCH) break;
     }
-    return { quarantine_deleted: deleted, quarantine_cutoff: cutoff.toISOString() };
+    const dashboard = await deleteEndedDashboardRows(deps);
+    return {
+      quarantine_deleted: deleted,
+      quarantine_cutoff: cutoff.toISOString(),
+      dashboard_links_deleted: dashboard.links,
+      dashboard_sessions_deleted: dashboard.sessions,
+    };
   },
 };

@@ -1,6 +1,7 @@
 // C4.12 retention: quarantined OCPP messages older than QUARANTINE_RETENTION_DAYS are deleted by the `retention`
 // job, rate-limit counters whose window has ended by `rate-limit-cleanup`; both run on their cron and through
-// POST /admin/jobs/:job/run.
+// POST /admin/jobs/:job/run. The retention job also deletes the dashboard's sign-in links and sessions a day after
+// they could last be used.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
@@ -46,7 +47,7 @@ describe('retention jobs (C4.12)', () => {
     expect(res.json()).toEqual({
       ok: true,
       job: 'retention',
-      result: { quarantine_deleted: 2, quarantine_cutoff: '2026-10-23T10:00:00.000Z' },
+      result: { quarantine_deleted: 2, quarantine_cutoff: '2026-10-23T10:00:00.000Z', dashboard_links_deleted: 0, dashboard_sessions_deleted: 0 },
     });
     const list = await svc.app.inject({
       method: 'GET',
@@ -62,6 +63,43 @@ describe('retention jobs (C4.12)', () => {
     expect((await run('retention')).json().result.quarantine_deleted).toBe(0);
     clock.advance(31 * DAY);
     expect((await run('retention')).json().result.quarantine_deleted).toBe(2);
+  });
+
+  it('deletes dashboard sign-in links and sessions a day after they could last be used, and keeps the rest', async () => {
+    const user = await aUser(svc.deps);
+    const at = (hours: number) => new Date(clock().getTime() + hours * 3600_000);
+    const link = async (name: string, expiresH: number, usedH: number | null) =>
+      (
+        await svc.deps.db
+          .insertInto('dashboard_sign_in_links')
+          .values({ user_id: user.userId, token_hash: `retention-${name}`, expires_at: at(expiresH), used_at: usedH === null ? null : at(usedH) })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    const session = async (name: string, expiresH: number, revokedH: number | null) =>
+      (
+        await svc.deps.db
+          .insertInto('dashboard_sessions')
+          .values({ user_id: user.userId, token_hash: `retention-${name}`, csrf_token: 'x', expires_at: at(expiresH), revoked_at: revokedH === null ? null : at(revokedH) })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    const gone = [await link('expired-2d', -48, null), await link('used-2d', -47.9, -48), await session('expired-2d', -48, null), await session('out-2d', 700, -48)];
+    const kept = [
+      await link('expired-1h', -1, null), // within the day
+      await link('open', 0.2, null),
+      await session('expired-1h', -1, null),
+      await session('out-1h', 700, -1),
+      await session('open', 700, null),
+    ];
+    const res = await run('retention');
+    expect(res.json().result).toMatchObject({ dashboard_links_deleted: 2, dashboard_sessions_deleted: 2 });
+    const left = [
+      ...(await svc.deps.db.selectFrom('dashboard_sign_in_links').select('id').where('user_id', '=', user.userId).execute()),
+      ...(await svc.deps.db.selectFrom('dashboard_sessions').select('id').where('user_id', '=', user.userId).execute()),
+    ].map((r) => r.id);
+    expect(left.sort()).toEqual([...kept].sort());
+    for (const id of gone) expect(left).not.toContain(id);
   });
 
   it('rate-limit counters are deleted once their window has ended, live ones kept', async () => {

@@ -133,6 +133,31 @@ export async function sessionOf(deps: Deps, cookie: string | undefined): Promise
   return row ? { id: row.id, userId: row.user_id, email: row.email, csrf: row.csrf_token } : null;
 }
 
+/**
+ * The retention job's part for the dashboard: sign-in links and sessions a day after they could last be used (a link
+ * used or expired, a session signed out or expired), in batches; returns how many of each were deleted.
+ */
+export async function deleteEndedDashboardRows(deps: Deps): Promise<{ links: number; sessions: number }> {
+  const dayAgo = new Date(deps.clock().getTime() - 86_400_000);
+  const inBatches = async (run: () => Promise<{ numAffectedRows?: bigint }>) => {
+    let total = 0;
+    for (;;) {
+      const n = Number((await run()).numAffectedRows ?? 0);
+      total += n;
+      if (n < 5_000) return total;
+    }
+  };
+  const links = await inBatches(() =>
+    sql`delete from dashboard_sign_in_links where id in (
+          select id from dashboard_sign_in_links where expires_at < ${dayAgo} or used_at < ${dayAgo} limit 5000)`.execute(deps.db),
+  );
+  const sessions = await inBatches(() =>
+    sql`delete from dashboard_sessions where id in (
+          select id from dashboard_sessions where expires_at < ${dayAgo} or revoked_at < ${dayAgo} limit 5000)`.execute(deps.db),
+  );
+  return { links, sessions };
+}
+
 export async function signOut(deps: Deps, sessionId: string): Promise<void> {
   await deps.db.updateTable('dashboard_sessions').set({ revoked_at: deps.clock() }).where('id', '=', sessionId).where('revoked_at', 'is', null).execute();
   await announceEndedOwners(deps, [sessionId]); // the session's live view ends (D64)
