@@ -153,6 +153,51 @@ describe('the dashboard', () => {
     expect(css.headers['content-type']).toMatch(/text\/css/);
   });
 
+  it('pages the session list twenty at a time, newest first, with links both ways', async () => {
+    const user = await aUser(svc.deps);
+    const charger = await anOcppCharger(svc, user, { nickname: 'Oprit P' });
+    // 45 ended sessions, one a day back from the test clock; energy_wh = 1,000 × the day, so each row is known by its kWh
+    await svc.deps.db
+      .insertInto('charging_sessions')
+      .values(
+        Array.from({ length: 45 }, (_, i) => ({
+          charger_id: charger.chargerId,
+          transaction_id: `page-${i + 1}`,
+          id_tag: null,
+          started_at: new Date(clock().getTime() - (i + 1) * 86_400_000),
+          ended_at: new Date(clock().getTime() - (i + 1) * 86_400_000 + 3_600_000),
+          meter_start_wh: '0',
+          meter_stop_wh: String((i + 1) * 1000),
+          last_meter_wh: null,
+          last_reading_at: null,
+          energy_wh: String((i + 1) * 1000),
+          status: 'completed' as const,
+          stop_reason: null,
+        })),
+      )
+      .execute();
+    const { jar } = await signedIn(user.email);
+    const rowsOf = (html: string) => [...html.matchAll(/<td class="n">([0-9.,]+) kWh<br>/g)].map((m) => m[1]);
+    const first = await get(jar, '/dashboard?locale=en');
+    expect(rowsOf(first.body)).toHaveLength(20);
+    expect(rowsOf(first.body)[0]).toBe('1.000'); // the newest: a day ago, 1,000 Wh
+    expect(first.body).toContain('href="/dashboard?locale=en&amp;page=2#session-list" rel="next">Older sessions<');
+    expect(first.body).not.toContain('rel="prev"');
+    const second = await get(jar, '/dashboard?locale=en&page=2');
+    expect(rowsOf(second.body)).toHaveLength(20);
+    expect(rowsOf(second.body)[0]).toBe('21.000');
+    expect(second.body).toContain('rel="prev">Newer sessions<');
+    expect(second.body).toContain('rel="next">Older sessions<');
+    const last = await get(jar, '/dashboard?locale=en&page=3');
+    expect(rowsOf(last.body)).toEqual(['41.000', '42.000', '43.000', '44.000', '45.000']);
+    expect(last.body).not.toContain('rel="next"');
+    const beyond = await get(jar, '/dashboard?page=9');
+    expect(beyond.statusCode).toBe(200);
+    expect(beyond.body).toContain('Nog geen laadsessies.');
+    expect(beyond.body).toContain('rel="prev">Nieuwere sessies<');
+    for (const bad of ['0', '-1', 'abc', '99999']) expect((await get(jar, `/dashboard?page=${bad}`)).statusCode, bad).toBe(400);
+  });
+
   it('creates a token shown once that works on the Personal API, then revokes it (refused)', async () => {
     const user = await aUser(svc.deps);
     const { jar, csrf } = await signedIn(user.email);

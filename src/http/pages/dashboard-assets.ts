@@ -60,7 +60,10 @@ export const DASHBOARD_JS = `(() => {
     if (redraw !== null) return;
     redraw = setTimeout(async () => {
       try {
-        const res = await fetch('/dashboard?locale=' + lc, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+        // the same page of the session list as the one shown (?page=)
+        const q = new URLSearchParams(location.search);
+        q.set('locale', lc);
+        const res = await fetch('/dashboard?' + q, { credentials: 'same-origin', headers: { accept: 'text/html' } });
         if (!res.ok) return;
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
         for (const id of ['session-list', 'energy', 'ere']) {

@@ -58,6 +58,8 @@ export interface DashboardData {
   /** per charger id, its connectors (connectors.ts) */
   connectors: Map<string, ConnectorView[]>;
   sessions: SessionItem[];
+  /** which page of the session list this is (1 = the newest), and whether older sessions follow */
+  sessionsPage: { page: number; older: boolean };
   energy: EnergyOverview;
   ere: ErePosition;
   tokens: PersonalTokenView[];
@@ -98,16 +100,19 @@ ${plugs}<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
 </article>`;
 }
 
-function sessionsTable(lc: PageLocale, sessions: SessionItem[]): string {
+function sessionsTable(lc: PageLocale, sessions: SessionItem[], at: DashboardData['sessionsPage']): string {
   const t = T[lc];
-  if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>`;
+  const link = (page: number, text: string, rel: string) => `<a href="/dashboard?locale=${lc}&amp;page=${page}#session-list" rel="${rel}">${esc(text)}</a>`;
+  const pages = [at.page > 1 ? link(at.page - 1, t.newerSessions, 'prev') : '', at.older ? link(at.page + 1, t.olderSessions, 'next') : ''].filter(Boolean);
+  const nav = pages.length ? `<nav class="pages" aria-label="${esc(t.sessionsTitle)}">${pages.join(' · ')}${at.page > 1 ? ` <span class="meta">(${esc(t.page)} ${at.page})</span>` : ''}</nav>` : '';
+  if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>${nav}`;
   const rows = sessions
     .map(
       (s) =>
         `<tr><td>${esc(when(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${when(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${kwh3(lc, s.kwh)}<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
     )
     .join('');
-  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>${nav}`;
 }
 
 function tokensSection(lc: PageLocale, tokens: PersonalTokenView[], csrf: string): string {
@@ -157,7 +162,7 @@ ${flash}
 <section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta">${esc(t.liveNote)}</p>${chargers}</section>
 <section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
 ${ereSection(lc, d.ere)}
-<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, d.sessions)}</section>
+<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, d.sessions, d.sessionsPage)}</section>
 ${tokensSection(lc, d.tokens, d.csrf)}`,
     op,
   );

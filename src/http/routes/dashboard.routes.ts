@@ -31,8 +31,16 @@ const PRE_CSRF_COOKIE = 'ere_dash_csrf';
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 // lenient on purpose: a page answers any query (an unknown language is Dutch; an unknown flash code shows nothing)
-const Locale = z.object({ locale: z.string().max(10).optional(), msg: z.string().max(20).optional(), why: z.string().max(40).optional(), status: z.string().max(40).optional() });
+const Locale = z.object({
+  locale: z.string().max(10).optional(),
+  msg: z.string().max(20).optional(),
+  why: z.string().max(40).optional(),
+  status: z.string().max(40).optional(),
+  /** the session list's page (1 = the newest 20) */
+  page: z.string().regex(/^[1-9][0-9]{0,3}$/).optional(),
+});
 type Query = z.infer<typeof Locale>;
+const SESSIONS_PER_PAGE = 20;
 /** The outcome of an action, shown as the dashboard's flash line: a code and, for a refusal, the charger's status word. */
 interface Outcome {
   msg: 'started' | 'stopped' | 'revoked' | 'refused' | 'failed';
@@ -126,16 +134,19 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const s = await dashboardSessionOf(deps, req);
     if (!s) return send(reply, 200, signInPage(lc, preCsrf(req, reply), op));
     const year = localParts(deps.clock()).year;
+    const sessionsPage = Number((req.query as Query).page ?? 1);
     const [chargers, sessions, energy, ere, tokens] = await Promise.all([
       listChargerItems(deps, s.userId),
-      listSessionItems(deps, s.userId, { limit: 20, offset: 0 }),
+      listSessionItems(deps, s.userId, { limit: SESSIONS_PER_PAGE + 1, offset: (sessionsPage - 1) * SESSIONS_PER_PAGE }), // one more: is there an older page
       energyOverview(deps, s.userId),
       erePositionForUser(deps, s.userId, year),
       listPersonalTokens(deps, s.userId),
     ]);
     const flash = flashOf(lc, req.query);
     const connectors = await connectorsOf(deps, chargers.map((c) => c.id));
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: sessions.sessions, energy, ere, tokens, flash }, op));
+    const list = sessions.sessions;
+    const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash }, op));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
