@@ -7,8 +7,12 @@
 //
 // HTTP_MAX_CONNECTIONS counts sockets that are not (yet) WebSockets, TLS handshakes included: an OCPP connection
 // leaves the count at its upgrade (OCPP_MAX_CONNECTIONS bounds those), so a flood of idle HTTP sockets cannot
-// exhaust the process's files while the chargers' sockets are never taken for HTTP ones. Beyond the cap a new
-// connection is closed at once (a charger retries its connect; an HTTP client sees a reset).
+// exhaust the process's files while the chargers' sockets are never taken for HTTP ones. A charger's connection is
+// an HTTP one until its upgrade, so the HTTP cap also takes the places the OCPP cap leaves unused: in a reconnect
+// storm, when few WebSockets are open, every charger of a full process can be in its handshake at once; with the
+// process full of WebSockets, HTTP_MAX_CONNECTIONS remain (D66). The sockets of a process never exceed
+// OCPP_MAX_CONNECTIONS + HTTP_MAX_CONNECTIONS either way. Beyond the cap a new connection is closed at once (a
+// charger retries its connect; an HTTP client sees a reset).
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { Counter, type Registry } from 'prom-client';
@@ -16,7 +20,7 @@ import type { Config } from '../config.ts';
 
 type BoundsConfig = Pick<
   Config,
-  'HTTP_REQUEST_TIMEOUT_SECONDS' | 'HTTP_HEADERS_TIMEOUT_SECONDS' | 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS' | 'HTTP_MAX_CONNECTIONS'
+  'HTTP_REQUEST_TIMEOUT_SECONDS' | 'HTTP_HEADERS_TIMEOUT_SECONDS' | 'HTTP_KEEP_ALIVE_TIMEOUT_SECONDS' | 'HTTP_MAX_CONNECTIONS' | 'OCPP_MAX_CONNECTIONS'
 >;
 
 /** The timeouts as Node's server options (milliseconds). */
@@ -47,9 +51,11 @@ export function applyServerBounds(server: Server, c: BoundsConfig, registry: Reg
   Object.assign(server, httpTimeouts(c));
   const refused = refusedCounter(registry);
   let open = 0;
+  /** upgraded sockets still open (the OCPP cap's share in use) */
+  let upgraded = 0;
   // Counted at the TCP level on both kinds of server, so sockets still in their TLS handshake count too.
   server.on('connection', (socket: Counted) => {
-    if (open >= c.HTTP_MAX_CONNECTIONS) {
+    if (open >= c.HTTP_MAX_CONNECTIONS + Math.max(0, c.OCPP_MAX_CONNECTIONS - upgraded)) {
       refused.inc();
       socket.destroy();
       return;
@@ -66,7 +72,12 @@ export function applyServerBounds(server: Server, c: BoundsConfig, registry: Reg
   });
   // a WebSocket is no longer an HTTP connection: OCPP_MAX_CONNECTIONS counts it from here. On TLS the upgrade
   // carries the TLS socket, whose _parent is the TCP socket counted above.
-  server.on('upgrade', (_req, socket: Counted & { _parent?: Counted }) => (socket[RELEASE] ?? socket._parent?.[RELEASE])?.());
+  server.on('upgrade', (_req, socket: Counted & { _parent?: Counted }) => {
+    (socket[RELEASE] ?? socket._parent?.[RELEASE])?.();
+    if (socket.destroyed) return;
+    upgraded++;
+    socket.once('close', () => upgraded--);
+  });
 }
 
 /** C4.12: a TLS handshake must complete within the headers timeout (Node's default is 120 s). */

@@ -92,7 +92,8 @@ describe('HTTP timeouts (C4.12)', () => {
 describe('HTTP connection cap (C4.12)', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await createTestService({ listen: true, env: { HTTP_MAX_CONNECTIONS: '2' } });
+    // one WebSocket fills the OCPP cap, so the HTTP cap is HTTP_MAX_CONNECTIONS alone (D66)
+    svc = await createTestService({ listen: true, env: { HTTP_MAX_CONNECTIONS: '2', OCPP_MAX_CONNECTIONS: '1' } });
   });
   afterAll(() => svc?.close());
 
@@ -134,6 +135,51 @@ describe('HTTP connection cap (C4.12)', () => {
   });
 });
 
+describe('a reconnect storm fits: the HTTP cap takes the places the OCPP cap leaves unused (D66)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await createTestService({ listen: true, env: { HTTP_MAX_CONNECTIONS: '1', OCPP_MAX_CONNECTIONS: '3' } });
+  });
+  afterAll(() => svc?.close());
+
+  /** a new connection answers GET /healthz (true) or is closed at once (false) */
+  const admitted = async (): Promise<{ ok: boolean; raw: Raw }> => {
+    const raw = await rawSocket(svc);
+    raw.socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n');
+    for (let i = 0; i < 100 && !/"status":"ok"/.test(raw.data()) && !raw.socket.destroyed; i++) await new Promise((r) => setTimeout(r, 20));
+    return { ok: /^HTTP\/1\.1 200/.test(raw.data()), raw };
+  };
+
+  it('with no WebSocket open, 1 + 3 connections are admitted and the next is closed; each WebSocket takes one place back', { timeout: 30_000 }, async () => {
+    const held = [await admitted(), await admitted(), await admitted(), await admitted()];
+    expect(held.map((h) => h.ok)).toEqual([true, true, true, true]);
+    const fifth = await admitted();
+    expect(fifth.ok).toBe(false);
+    expect(fifth.raw.data()).toBe('');
+
+    // two places free again; a charger's connection is an HTTP one until its upgrade, then a WebSocket
+    for (const h of held.splice(0, 2)) {
+      h.raw.socket.destroy();
+      await h.raw.closed;
+    }
+    const user = await aUser(svc.deps);
+    const cli = await connectCharger(svc, await anOcppCharger(svc, user), 'ocpp1.6');
+    try {
+      // now 2 HTTP connections and 1 WebSocket: the cap is 1 + (3 − 1) = 3 HTTP connections, one more fits
+      let third: { ok: boolean; raw: Raw } | undefined;
+      for (let i = 0; i < 50 && !third?.ok; i++) third = await admitted(); // the closed ones leave the count on their 'close'
+      expect(third!.ok).toBe(true);
+      const fourth = await admitted();
+      expect(fourth.ok).toBe(false);
+      third!.raw.socket.destroy();
+      for (const h of held) h.raw.socket.destroy();
+      expect(await cli.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
+    } finally {
+      await cli.close({ force: true });
+    }
+  });
+});
+
 describe('TLS: handshakes are bounded and counted (C4.12)', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -145,6 +191,7 @@ describe('TLS: handshakes are bounded and counted (C4.12)', () => {
         TLS_KEY_FILE: path.join(fixtures, 'test-only-tls-key.pem'),
         HTTP_HEADERS_TIMEOUT_SECONDS: '1',
         HTTP_MAX_CONNECTIONS: '2',
+        OCPP_MAX_CONNECTIONS: '1',
       },
     });
   });
