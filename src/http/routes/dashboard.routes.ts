@@ -36,8 +36,8 @@ const Locale = z.object({
   msg: z.string().max(20).optional(),
   why: z.string().max(40).optional(),
   status: z.string().max(40).optional(),
-  /** the session list's page (1 = the newest 20) */
-  page: z.string().regex(/^[1-9][0-9]{0,3}$/).optional(),
+  /** the session list's page (1 = the newest 20; anything but 1–9999 is the first) */
+  page: z.string().max(10).optional(),
 });
 type Query = z.infer<typeof Locale>;
 const SESSIONS_PER_PAGE = 20;
@@ -134,7 +134,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const s = await dashboardSessionOf(deps, req);
     if (!s) return send(reply, 200, signInPage(lc, preCsrf(req, reply), op));
     const year = localParts(deps.clock()).year;
-    const sessionsPage = Number((req.query as Query).page ?? 1);
+    const asked = (req.query as Query).page ?? '';
+    const sessionsPage = /^[1-9][0-9]{0,3}$/.test(asked) ? Number(asked) : 1;
     const [chargers, sessions, energy, ere, tokens] = await Promise.all([
       listChargerItems(deps, s.userId),
       listSessionItems(deps, s.userId, { limit: SESSIONS_PER_PAGE + 1, offset: (sessionsPage - 1) * SESSIONS_PER_PAGE }), // one more: is there an older page
