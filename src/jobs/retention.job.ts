@@ -4,10 +4,9 @@
 // deletes the dashboard's sign-in links and sessions a day after they could last be used (used, signed out, expired).
 // Deleted in batches, so a large backlog never holds one long statement (statement_timeout, C4.12) or lock.
 import { sql } from 'kysely';
+import { deleteInBatches } from '../db/batched-delete.ts';
 import { deleteEndedDashboardRows } from '../domain/dashboard/sign-in.ts';
 import type { Job } from './job.ts';
-
-const BATCH = 5_000;
 
 export const retentionJob: Job = {
   name: 'retention',
@@ -15,15 +14,7 @@ export const retentionJob: Job = {
   async run(deps) {
     const days = deps.config.QUARANTINE_RETENTION_DAYS;
     const cutoff = new Date(deps.clock().getTime() - days * 86_400_000);
-    let deleted = 0;
-    for (;;) {
-      const r = await sql`
-        delete from ocpp_quarantine where id in (
-          select id from ocpp_quarantine where received_at < ${cutoff} limit ${BATCH})`.execute(deps.db);
-      const n = Number(r.numAffectedRows ?? 0);
-      deleted += n;
-      if (n < BATCH) break;
-    }
+    const deleted = await deleteInBatches(deps.db, 'ocpp_quarantine', sql`received_at < ${cutoff}`);
     const dashboard = await deleteEndedDashboardRows(deps);
     return {
       quarantine_deleted: deleted,

@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.ts';
 import { hashSecret, timingSafeEqualStr } from '../../lib/secrets.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
+import { deleteInBatches } from '../../db/batched-delete.ts';
 import { announceEndedOwners } from '../charging/stream-slots.ts';
 import { DomainError } from '../errors.ts';
 import { newUnsubscribeToken, queueMessages } from '../invites/outbox.ts';
@@ -96,12 +97,6 @@ export async function signIn(deps: Deps, token: string): Promise<NewSession> {
       .returning('user_id')
       .executeTakeFirst();
     if (!link) throw new DomainError('sign_in_link_invalid', 'This sign-in link was used already or has expired; ask for a new one.');
-    // the user's sessions that expired or were signed out a day ago are dropped
-    await trx
-      .deleteFrom('dashboard_sessions')
-      .where('user_id', '=', link.user_id)
-      .where((eb) => eb.or([eb('expires_at', '<', now), eb('revoked_at', '<', new Date(now.getTime() - 86_400_000))]))
-      .execute();
     const cookie = secret();
     const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
     await trx
@@ -139,22 +134,8 @@ export async function sessionOf(deps: Deps, cookie: string | undefined): Promise
  */
 export async function deleteEndedDashboardRows(deps: Deps): Promise<{ links: number; sessions: number }> {
   const dayAgo = new Date(deps.clock().getTime() - 86_400_000);
-  const inBatches = async (run: () => Promise<{ numAffectedRows?: bigint }>) => {
-    let total = 0;
-    for (;;) {
-      const n = Number((await run()).numAffectedRows ?? 0);
-      total += n;
-      if (n < 5_000) return total;
-    }
-  };
-  const links = await inBatches(() =>
-    sql`delete from dashboard_sign_in_links where id in (
-          select id from dashboard_sign_in_links where expires_at < ${dayAgo} or used_at < ${dayAgo} limit 5000)`.execute(deps.db),
-  );
-  const sessions = await inBatches(() =>
-    sql`delete from dashboard_sessions where id in (
-          select id from dashboard_sessions where expires_at < ${dayAgo} or revoked_at < ${dayAgo} limit 5000)`.execute(deps.db),
-  );
+  const links = await deleteInBatches(deps.db, 'dashboard_sign_in_links', sql`expires_at < ${dayAgo} or used_at < ${dayAgo}`);
+  const sessions = await deleteInBatches(deps.db, 'dashboard_sessions', sql`expires_at < ${dayAgo} or revoked_at < ${dayAgo}`);
   return { links, sessions };
 }
 
