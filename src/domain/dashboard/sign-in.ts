@@ -97,6 +97,12 @@ export async function signIn(deps: Deps, token: string): Promise<NewSession> {
       .returning('user_id')
       .executeTakeFirst();
     if (!link) throw new DomainError('sign_in_link_invalid', 'This sign-in link was used already or has expired; ask for a new one.');
+    // the user's sessions that expired or were signed out a day ago are dropped
+    await trx
+      .deleteFrom('dashboard_sessions')
+      .where('user_id', '=', link.user_id)
+      .where((eb) => eb.or([eb('expires_at', '<', now), eb('revoked_at', '<', new Date(now.getTime() - 86_400_000))]))
+      .execute();
     const cookie = secret();
     const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
     await trx
