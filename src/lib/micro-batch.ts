@@ -4,6 +4,10 @@
 //
 // Items with the same key are never in one batch: the later one goes into a later round, after the earlier
 // one's batch settled, so set-based writes keep each key's order (a charger's reconnect racing its older socket).
+//
+// Priority: items `priority` picks are batched on their own, ahead of the rest, and may use `priorityInFlight` slots
+// beyond `maxInFlight`, so a few quick items are not held behind a queue of slow batches (one key per batch and
+// the key rule above hold across both kinds).
 
 export interface MicroBatchOptions<I, O> {
   max: number;
@@ -16,12 +20,18 @@ export interface MicroBatchOptions<I, O> {
   fallback?: (item: I) => Promise<O>;
   /** once per batch: its size and whether it was written as one or went one by one (metrics) */
   onBatch?: (size: number, outcome: 'batched' | 'fallback' | 'failed') => void;
+  /** items batched apart from the rest and first (see above) */
+  priority?: (item: I) => boolean;
+  /** batches of priority items that may run beyond maxInFlight (default 0) */
+  priorityInFlight?: number;
 }
 
 interface Waiting<I, O> {
   item: I;
   resolve: (o: O) => void;
   reject: (err: unknown) => void;
+  /** a priority item (decided once, when it arrives) */
+  pri: boolean;
 }
 
 export class MicroBatcher<I, O> {
@@ -30,13 +40,17 @@ export class MicroBatcher<I, O> {
   private inFlight = 0;
   /** keys of the batches in flight: an item of one of them waits for the next round */
   private busy = new Set<string>();
+  /** how many of the waiting items are priority items */
+  private waitingPriority = 0;
 
   constructor(private readonly o: MicroBatchOptions<I, O>) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (this.queue.length >= this.o.max) this.flush();
+      const pri = this.o.priority?.(item) ?? false;
+      this.queue.push({ item, resolve, reject, pri });
+      if (pri) this.waitingPriority += 1;
+      if (this.fullBatchCanStart()) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
     });
   }
@@ -44,28 +58,52 @@ export class MicroBatcher<I, O> {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.queue.length > 0 && this.inFlight < this.o.maxInFlight) {
-      const batch: Array<Waiting<I, O>> = [];
-      const keys = new Set<string>();
-      const rest: Array<Waiting<I, O>> = [];
-      for (const w of this.queue) {
-        const k = this.o.key(w.item);
-        if (batch.length < this.o.max && !keys.has(k) && !this.busy.has(k)) {
-          keys.add(k);
-          batch.push(w);
-        } else rest.push(w);
+    while (this.queue.length > 0) {
+      let taken: { batch: Array<Waiting<I, O>>; keys: Set<string> } | null = null;
+      if (this.waitingPriority > 0 && this.inFlight < this.o.maxInFlight + (this.o.priorityInFlight ?? 0)) {
+        taken = this.take(true);
+        if (taken) this.waitingPriority -= taken.batch.length;
       }
-      this.queue = rest;
-      if (batch.length === 0) break;
+      if (!taken && this.inFlight < this.o.maxInFlight) taken = this.take(false);
+      if (!taken) break;
+      const { batch, keys } = taken;
       this.inFlight += 1;
       for (const k of keys) this.busy.add(k);
       void this.run(batch).finally(() => {
         this.inFlight -= 1;
         for (const k of keys) this.busy.delete(k);
-        if (this.queue.length >= this.o.max) this.flush();
+        if (this.fullBatchCanStart()) this.flush();
         else if (this.queue.length > 0) this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
       });
     }
+  }
+
+  /** A whole batch of one kind waits and a slot for it is free: no reason to wait for the window. */
+  private fullBatchCanStart(): boolean {
+    const { max, maxInFlight } = this.o;
+    if (this.waitingPriority >= max && this.inFlight < maxInFlight + (this.o.priorityInFlight ?? 0)) return true;
+    return this.queue.length - this.waitingPriority >= max && this.inFlight < maxInFlight;
+  }
+
+  /** The next batch of waiting items of one kind (at most `max`, one per key, none of a busy key), or null. */
+  private take(pri: boolean): { batch: Array<Waiting<I, O>>; keys: Set<string> } | null {
+    const batch: Array<Waiting<I, O>> = [];
+    const keys = new Set<string>();
+    const rest: Array<Waiting<I, O>> = [];
+    for (const w of this.queue) {
+      if (batch.length < this.o.max && w.pri === pri) {
+        const k = this.o.key(w.item);
+        if (!keys.has(k) && !this.busy.has(k)) {
+          keys.add(k);
+          batch.push(w);
+          continue;
+        }
+      }
+      rest.push(w);
+    }
+    if (batch.length === 0) return null;
+    this.queue = rest;
+    return { batch, keys };
   }
 
   private async run(batch: Array<Waiting<I, O>>): Promise<void> {

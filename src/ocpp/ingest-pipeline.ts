@@ -12,9 +12,15 @@
 // handler inside the same transaction. If anything in the batch fails, the transaction is undone and every
 // message of it runs on its own, exactly as without the pipeline, so a bad message is judged (and quarantined)
 // alone and a good one is never held back by it.
+//
+// Readings that continue a session their socket remembers (one statement in autocommit, batch.ts applyRemembered)
+// are batched apart from the rest and first, with one batch slot of their own beyond the others: a charger's
+// periodic reading is not held behind a burst of starts or stops (10,000 StartTransaction in a second keep every
+// other slot busy for a second or more). A charger has one message in the pipeline at a time, so this reorders
+// nothing of one charger.
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
-import { applyRemembered, applySetBased, type BatchItem } from '../domain/charging/batch.ts';
+import { applyRemembered, applySetBased, type BatchItem, continuesRemembered } from '../domain/charging/batch.ts';
 import { applySetBasedStarts } from '../domain/charging/batch-starts.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
@@ -47,6 +53,8 @@ export class IngestPipeline {
       max: opts.maxBatch,
       flushMs: opts.flushMs,
       maxInFlight: opts.maxInFlight,
+      priority: (p) => continuesRemembered(itemOf(p)),
+      priorityInFlight: 1,
       key: (p) => p.ctx.chargerId,
       run: (batch) => this.run(batch),
       // undone: each message on its own, with its own transaction, as the one-message path runs it; what it
