@@ -198,12 +198,14 @@ async function rssOf(server: ChildProcess): Promise<number> {
 /** --profile: every server process (and with --profile-drivers every driver) writes a V8 CPU profile into the directory when it exits */
 const profileArgs = a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [];
 const driverProfileArgs = a['profile-drivers'] ? profileArgs : [];
+const gatewayFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 
 async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
   say(`\n== ${target}: starting the server and registering ${count} chargers …`);
   const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix, String(target === 'gateway' ? workers : 1)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs],
+    // BENCH_GATEWAY_NODE_FLAGS: node/V8 flags for the gateway alone (a clustered gateway passes them to its processes)
+    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs, ...(target === 'gateway' && workers === 1 ? gatewayFlags : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
     // a clustered gateway (bench/cluster-gateway.ts) passes the profile flags to its primary, whose workers inherit them
