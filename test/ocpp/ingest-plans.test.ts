@@ -2,10 +2,12 @@
 // A database whose statistics are missing or old (a fresh table, one that grew since its last ANALYZE, a server
 // with autovacuum off) took each charger for hundreds of sessions, and the EXISTS check of a batch of starts
 // hashed the whole charging_sessions table for every batch: 23 ms at 50,000 sessions, and growing with the table,
-// which at a fleet's start of day was most of PostgreSQL's CPU.
+// which at a fleet's start of day was most of PostgreSQL's CPU. The readings path looks its sessions up by
+// (charger_id, transaction_id) and its stored readings by their unique key: index probes at the largest batch too.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BatchItem } from '../../src/domain/charging/batch.ts';
+import { applySetBased } from '../../src/domain/charging/batch.ts';
 import { applySetBasedStarts } from '../../src/domain/charging/batch-starts.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
@@ -45,4 +47,44 @@ it('a batch of starts probes each charger’s own sessions, never scanning the t
   expect(scans).toBe(0);
   const made = await svc.deps.db.selectFrom('charging_sessions').select('charger_id').where('charger_id', 'in', fresh.map((c) => c.chargerId)).execute();
   expect(made).toHaveLength(12);
+});
+
+it('a batch of 256 readings finds its sessions and stored readings through the indexes, with statistics from when the tables were empty', { timeout: 60_000 }, async () => {
+  const user = await aUser(svc.deps);
+  const ch = await anOcppCharger(svc, user);
+  const t0 = new Date(Date.now() - 3_600_000);
+  // statistics taken while the tables were (nearly) empty, then 60,000 sessions of one charger, 256 of them running
+  // with a first reading, and 200,000 readings of another connector: the planner's worst case, a table it thinks tiny
+  await sql`analyze charging_sessions`.execute(svc.deps.db);
+  await sql`analyze meter_readings`.execute(svc.deps.db);
+  await sql`
+    insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
+    select ${ch.chargerId}::uuid, 1, 'run-' || g, ${t0}::timestamptz - make_interval(mins => g), 0,
+           case when g <= 256 then 'active' else 'completed' end, 100, ${t0}::timestamptz, 100
+      from generate_series(1, 60000) g`.execute(svc.deps.db);
+  await sql`
+    insert into meter_readings (charger_id, connector_id, measured_at, measurand, phase, wh)
+    select ${ch.chargerId}::uuid, 2, ${t0}::timestamptz - make_interval(secs => g), 'Energy.Active.Import.Register', '', g
+      from generate_series(1, 200000) g`.execute(svc.deps.db);
+  const at = new Date(t0.getTime() + 60_000);
+  const items: BatchItem[] = Array.from({ length: 256 }, (_, i) => ({
+    chargerId: ch.chargerId,
+    maxPowerW: 11_000,
+    ev: {
+      kind: 'meter_values',
+      connectorId: 1,
+      ref: { kind: 'gateway', transactionId: `run-${i + 1}` },
+      readings: [{ measuredAt: new Date(at.getTime() + i * 1000), measurand: 'Energy.Active.Import.Register', phase: '', wh: 150n, context: 'Sample.Periodic', signedData: null }],
+    },
+  }));
+  const scans = await svc.deps.db.transaction().execute(async (trx) => {
+    const out = await applySetBased(trx, items, new Date());
+    expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(256);
+    const r = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_xact_user_tables where relname = 'charging_sessions'`.execute(trx);
+    const m = await sql<{ n: string }>`select coalesce(sum(seq_scan), 0)::text as n from pg_stat_xact_user_tables where relname like 'meter_readings%'`.execute(trx);
+    return { sessions: Number(r.rows[0]?.seq_scan ?? 0), readings: Number(m.rows[0]?.n ?? 0) };
+  });
+  expect(scans).toEqual({ sessions: 0, readings: 0 });
+  const s = await svc.deps.db.selectFrom('charging_sessions').select(['energy_wh']).where('charger_id', '=', ch.chargerId).where('transaction_id', '=', 'run-7').executeTakeFirstOrThrow();
+  expect(s.energy_wh).toBe('150'); // 100 Wh before, 50 more
 });
