@@ -32,7 +32,7 @@ it('a batch of starts probes each charger’s own sessions, never scanning the t
   // a batch of a dozen starts: from about eight on, hashing the table looked cheaper than a dozen index probes
   const fresh: Array<{ chargerId: string }> = [];
   for (let i = 0; i < 12; i++) fresh.push(await anOcppCharger(svc, user));
-  const startedAt = new Date(Date.now() - 60_000);
+  const startedAt = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000 + 123);
   const items: BatchItem[] = fresh.map((c) => ({
     chargerId: c.chargerId,
     maxPowerW: 11_000,
@@ -45,8 +45,9 @@ it('a batch of starts probes each charger’s own sessions, never scanning the t
     return Number(r.rows[0]?.seq_scan ?? 0);
   });
   expect(scans).toBe(0);
-  const made = await svc.deps.db.selectFrom('charging_sessions').select('charger_id').where('charger_id', 'in', fresh.map((c) => c.chargerId)).execute();
+  const made = await svc.deps.db.selectFrom('charging_sessions').select(['charger_id', 'started_at']).where('charger_id', 'in', fresh.map((c) => c.chargerId)).execute();
   expect(made).toHaveLength(12);
+  expect(made.map((m) => m.started_at.getTime())).toEqual(fresh.map(() => startedAt.getTime())); // to the millisecond
 });
 
 it('a batch of 256 readings finds its sessions and stored readings through the indexes, with statistics from when the tables were empty', { timeout: 60_000 }, async () => {
@@ -74,7 +75,7 @@ it('a batch of 256 readings finds its sessions and stored readings through the i
       kind: 'meter_values',
       connectorId: 1,
       ref: { kind: 'gateway', transactionId: `run-${i + 1}` },
-      readings: [{ measuredAt: new Date(at.getTime() + i * 1000), measurand: 'Energy.Active.Import.Register', phase: '', wh: 150n, context: 'Sample.Periodic', signedData: null }],
+      readings: [{ measuredAt: new Date(at.getTime() + i * 1000 + 7), measurand: 'Energy.Active.Import.Register', phase: '', wh: 150n, context: 'Sample.Periodic', signedData: null }],
     },
   }));
   const scans = await svc.deps.db.transaction().execute(async (trx) => {
@@ -87,4 +88,8 @@ it('a batch of 256 readings finds its sessions and stored readings through the i
   expect(scans).toEqual({ sessions: 0, readings: 0 });
   const s = await svc.deps.db.selectFrom('charging_sessions').select(['energy_wh']).where('charger_id', '=', ch.chargerId).where('transaction_id', '=', 'run-7').executeTakeFirstOrThrow();
   expect(s.energy_wh).toBe('150'); // 100 Wh before, 50 more
+  // times go to the statement as epoch milliseconds and are stored to the millisecond
+  const r = await svc.deps.db.selectFrom('meter_readings').select(['measured_at']).where('charger_id', '=', ch.chargerId).where('connector_id', '=', 1).where('wh', '=', '150').orderBy('measured_at').execute();
+  expect(r).toHaveLength(256);
+  expect(r[6]!.measured_at.getTime()).toBe(at.getTime() + 6 * 1000 + 7);
 });

@@ -2,9 +2,24 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { BatchDiverged, type BatchItem, isRegister, judge, pointsOf, type SessionState, KEEP_STORED_READING, storedRegisters, verdictsOf } from './batch.ts';
+import {
+  AT_MS,
+  BatchDiverged,
+  type BatchItem,
+  isRegister,
+  judge,
+  KEEP_STORED_READING,
+  pointsOf,
+  readingColumns,
+  type ReadingRecord,
+  readingRecord,
+  readingsCte,
+  type SessionState,
+  STORED_REGISTERS,
+  verdictsOf,
+} from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
-import { foldSteps, mergeReadings, noTotals, readingRow, totalsColumns } from './readings.ts';
+import { foldSteps, mergeReadings, noTotals, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { judgeSignatures } from './signatures.ts';
 
@@ -43,12 +58,20 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   if (starts.length === 0) return out;
 
   // 1. a session that exists already (2.0.1: its transaction id; 1.6: a resent start) goes the one-message way
+  // (the starts as one JSON parameter, times as epoch ms: batch.ts readingsCte says why)
+  const probe = starts.map((c, i) => ({
+    i,
+    charger_id: c.chargerId,
+    connector_id: c.ev.connectorId,
+    tx: c.ev.chargerTransactionId,
+    at: c.ev.startedAt.getTime(),
+    tag: c.ev.idTag,
+    mstart: c.ev.meterStartWh === null ? null : c.ev.meterStartWh.toString(),
+  }));
   const existing = await sql<{ i: number }>`
-    select u.i from unnest(${starts.map((_, i) => i)}::int[], ${starts.map((c) => c.chargerId)}::uuid[],
-                           ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.chargerTransactionId)}::text[],
-                           ${starts.map((c) => c.ev.startedAt)}::timestamptz[], ${starts.map((c) => c.ev.idTag)}::text[],
-                           ${starts.map((c) => (c.ev.meterStartWh === null ? null : c.ev.meterStartWh.toString()))}::bigint[])
-                    as u(i, charger_id, connector_id, tx, started_at, tag, mstart)
+    select u.i from (select p.*, ${AT_MS(sql.ref('p.at'))} as started_at
+                       from json_to_recordset(${JSON.stringify(probe)}::json)
+                            as p(i int, charger_id uuid, connector_id int, tx text, at bigint, tag text, mstart bigint)) u
      -- a lateral probe per start (not EXISTS): the planner, without statistics on a fresh or growing table,
      -- took each charger for hundreds of sessions and hashed the whole table for every batch (23 ms at 50,000
      -- sessions, and growing with it); the probe always walks the charger's own index entries
@@ -80,8 +103,9 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
            meter_stop_wh = s.last_meter_wh, updated_at = now()
      where s.id = any(array(
        select o.id
-         from unnest(${starts.map((c) => c.chargerId)}::uuid[], ${starts.map((c) => c.ev.connectorId)}::int[], ${starts.map((c) => c.ev.startedAt)}::timestamptz[])
-              as u(charger_id, connector_id, before)
+         from (select p.charger_id, p.connector_id, ${AT_MS(sql.ref('p.at'))} as before
+                 from json_to_recordset(${JSON.stringify(starts.map((c) => ({ charger_id: c.chargerId, connector_id: c.ev.connectorId, at: c.ev.startedAt.getTime() })))}::json)
+                      as p(charger_id uuid, connector_id int, at bigint)) u
         cross join lateral (
           select o.id from charging_sessions o
            where o.charger_id = u.charger_id and o.status = 'active' and o.connector_id = u.connector_id and o.started_at < u.before
@@ -99,7 +123,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
 
   // 5. the sessions, their readings and energy: the forward-step rule over the start's own readings in time order
   const sessions: Array<Record<string, unknown>> = [];
-  const rows: Array<Record<string, unknown>> = [];
+  const rows: ReadingRecord[] = [];
   for (const c of starts) {
     const tx = c.ev.chargerTransactionId ?? txOf.get(c)!;
     const registers = c.readings.filter(isRegister).sort((x, y) => x.measuredAt.getTime() - y.measuredAt.getTime());
@@ -120,37 +144,34 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
       last_reading_at: last ? last.measuredAt : null,
       last_power_w: last?.powerW ?? null,
     });
-    for (const r of c.readings) {
-      rows.push({ ...readingRow(c.chargerId, c.ev.connectorId, null, r), transaction_id: tx, anomaly: anomalyOf.get(r) ?? null, register: isRegister(r) });
-    }
+    for (const r of c.readings) rows.push(readingRecord(c.chargerId, c.ev.connectorId, null, tx, r, anomalyOf.get(r) ?? null));
     out[c.index] = { kind: 'transaction_started', transactionId: tx, verdict: c.ev.idTag === null ? null : (verdicts.get(c.index) ?? 'Accepted'), aside: [] };
   }
-  const s = <T>(f: (r: Record<string, unknown>) => T) => sessions.map(f);
-  const col = <T>(f: (r: Record<string, unknown>) => T) => rows.map(f);
-  const regs = rows.filter((r) => r.register);
+  const sessionRecords = sessions.map((x) => ({
+    ...x,
+    started_at: (x.started_at as Date).getTime(),
+    last_reading_at: x.last_reading_at === null ? null : (x.last_reading_at as Date).getTime(),
+  }));
   type Made = Pick<SessionState, 'id' | 'charger_id' | 'x' | 'status' | 'end_provisional'>;
   const res = await sql<{ stored: number; made: Made[] }>`
-    with stored as (${storedRegisters(regs)}),
+    with ${readingsCte(rows)},
+    stored as (${STORED_REGISTERS}),
     created as (
       insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
                                      review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
-      select * from unnest(${s((x) => x.charger_id)}::uuid[], ${s((x) => x.connector_id)}::int[], ${s((x) => x.transaction_id)}::text[],
-                           ${s((x) => x.id_tag)}::text[], ${s((x) => x.started_at)}::timestamptz[], ${s((x) => x.meter_start_wh)}::bigint[],
-                           ${s((x) => x.energy_wh)}::bigint[], ${s((x) => x.held_wh)}::bigint[], ${s((x) => x.review_status)}::text[],
-                           ${s((x) => x.review_reason)}::text[], ${s((x) => x.last_meter_wh)}::bigint[], ${s((x) => x.last_reading_at)}::timestamptz[],
-                           ${s((x) => x.last_power_w)}::int[])
+      select n.charger_id, n.connector_id, n.transaction_id, n.id_tag, ${AT_MS(sql.ref('n.started_at'))}, n.meter_start_wh, n.energy_wh, n.held_wh,
+             n.review_status, n.review_reason, n.last_meter_wh, ${AT_MS(sql.ref('n.last_reading_at'))}, n.last_power_w
+        from json_to_recordset(${JSON.stringify(sessionRecords)}::json)
+             as n(charger_id uuid, connector_id int, transaction_id text, id_tag text, started_at bigint, meter_start_wh bigint, energy_wh bigint,
+                  held_wh bigint, review_status text, review_reason text, last_meter_wh bigint, last_reading_at bigint, last_power_w int)
        where (select n from stored) = 0
       returning id, charger_id, transaction_id, xmin::text as x, status, end_provisional
     ),
     readings as (
       insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
-      select u.charger_id, c.id, u.connector_id, u.measured_at, u.measurand, u.phase, u.wh, u.context, u.signed_data, u.signature_status, u.anomaly, u.power_w
-        from unnest(${col((r) => r.charger_id)}::uuid[], ${col((r) => r.transaction_id)}::text[], ${col((r) => r.connector_id)}::int[],
-                    ${col((r) => r.measured_at)}::timestamptz[], ${col((r) => r.measurand)}::text[], ${col((r) => r.phase)}::text[],
-                    ${col((r) => r.wh)}::bigint[], ${col((r) => r.context)}::text[], ${col((r) => r.signed_data)}::text[], ${col((r) => r.signature_status)}::text[],
-                    ${col((r) => r.anomaly)}::text[], ${col((r) => r.power_w)}::int[])
-             as u(charger_id, tx, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
-        join created c on c.charger_id = u.charger_id and c.transaction_id = u.tx
+      select ${readingColumns(sql.ref('c.id'))}
+        from r
+        join created c on c.charger_id = r.charger_id and c.transaction_id = r.tx
       ${KEEP_STORED_READING}
       returning 1
     )
