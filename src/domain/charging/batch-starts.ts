@@ -14,6 +14,7 @@ import {
   type ReadingRecord,
   readingRecord,
   readingsCte,
+  rowCount,
   type SessionState,
   STORED_REGISTERS,
   verdictsOf,
@@ -71,7 +72,8 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   const existing = await sql<{ i: number }>`
     select u.i from (select p.*, ${AT_MS(sql.ref('p.at'))} as started_at
                        from json_to_recordset(${JSON.stringify(probe)}::json)
-                            as p(i int, charger_id uuid, connector_id int, tx text, at bigint, tag text, mstart bigint)) u
+                            as p(i int, charger_id uuid, connector_id int, tx text, at bigint, tag text, mstart bigint)
+                     ${rowCount(probe.length)}) u
      -- a lateral probe per start (not EXISTS): the planner, without statistics on a fresh or growing table,
      -- took each charger for hundreds of sessions and hashed the whole table for every batch (23 ms at 50,000
      -- sessions, and growing with it); the probe always walks the charger's own index entries
@@ -105,7 +107,8 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
        select o.id
          from (select p.charger_id, p.connector_id, ${AT_MS(sql.ref('p.at'))} as before
                  from json_to_recordset(${JSON.stringify(starts.map((c) => ({ charger_id: c.chargerId, connector_id: c.ev.connectorId, at: c.ev.startedAt.getTime() })))}::json)
-                      as p(charger_id uuid, connector_id int, at bigint)) u
+                      as p(charger_id uuid, connector_id int, at bigint)
+                ${rowCount(starts.length)}) u
         cross join lateral (
           select o.id from charging_sessions o
            where o.charger_id = u.charger_id and o.status = 'active' and o.connector_id = u.connector_id and o.started_at < u.before
@@ -165,6 +168,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
              as n(charger_id uuid, connector_id int, transaction_id text, id_tag text, started_at bigint, meter_start_wh bigint, energy_wh bigint,
                   held_wh bigint, review_status text, review_reason text, last_meter_wh bigint, last_reading_at bigint, last_power_w int)
        where (select n from stored) = 0
+       ${rowCount(sessionRecords.length)}
       returning id, charger_id, transaction_id, xmin::text as x, status, end_provisional
     ),
     readings as (
