@@ -93,6 +93,9 @@ export const configSchema = z.object({
   TRUST_PROXY: trustProxy,
   // C4.12: at most this many connections per process that are not (yet) WebSockets; more are closed at once
   HTTP_MAX_CONNECTIONS: int(10_000, 1),
+  // connections the kernel completes and queues for the process to accept (listen backlog; Linux caps it at
+  // net.core.somaxconn): a reconnect storm of a whole fleet must not overflow it (D67)
+  LISTEN_BACKLOG: int(4096, 1),
 
   // C1.5 rate limits per credential, per minute
   RATE_LIMIT_CPO_PER_MIN: int(600, 1),

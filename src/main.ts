@@ -91,7 +91,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     await app.ready();
     ocpp = await attachOcpp(app.server, deps);
     deps.ocpp = ocpp.registry; // operator commands for this process's sockets
-    const address = await app.listen({ port: config.PORT, host: config.HOST });
+    const address = await app.listen({ port: config.PORT, host: config.HOST, backlog: config.LISTEN_BACKLOG });
     url = config.PORT === 0 ? address.replace('0.0.0.0', '127.0.0.1') : config.PUBLIC_BASE_URL;
     // Port 0 (tests): the links the service hands out must name the port it really got.
     if (config.PORT === 0 && config.PUBLIC_BASE_URL.endsWith(':0')) {

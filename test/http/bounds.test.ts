@@ -3,6 +3,7 @@
 // count at their upgrade; TLS handshakes are bounded and counted too), and every PostgreSQL connection carries a
 // statement_timeout. Raw TCP sockets, as a slow or hostile client would send; the assertions are that the socket
 // gets closed, never how fast.
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -177,6 +178,23 @@ describe('a reconnect storm fits: the HTTP cap takes the places the OCPP cap lea
     } finally {
       await cli.close({ force: true });
     }
+  });
+});
+
+describe('a reconnect storm is queued by the kernel, not refused: the listen backlog (D67)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await createTestService({ listen: true, env: { LISTEN_BACKLOG: '1234' } });
+  });
+  afterAll(() => svc?.close());
+
+  it('the listening socket queues LISTEN_BACKLOG connections for the process to accept', () => {
+    const { port } = new URL(svc.url);
+    // ss shows a listening socket's backlog as its Send-Q (Linux caps it at net.core.somaxconn, 4096 here)
+    const line = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim().split('\n')[0] ?? '';
+    const [state, , backlog] = line.split(/\s+/);
+    expect(state).toBe('LISTEN');
+    expect(backlog).toBe('1234');
   });
 });
 
