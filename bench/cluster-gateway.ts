@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { startNodeFlags } from './start-flags.ts';
 
 const TICK_US = 10_000; // CLK_TCK = 100 on Linux
 
@@ -97,7 +98,7 @@ export async function startClusterGateway(opts: { root: string; databaseUrl: str
   const prof = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   // BENCH_GATEWAY_NODE_FLAGS: node/V8 flags on the gateway's command line (inherited by its workers), for the ones
   // NODE_OPTIONS does not take (e.g. --single-threaded-gc)
-  const flags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const flags = [...startNodeFlags(), ...(process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)];
   const child: ChildProcess = spawn(process.execPath, [...prof, ...flags, '--import', 'tsx', path.join(opts.root, 'src', 'main.ts')], {
     cwd: opts.root,
     stdio: ['ignore', 'inherit', 'inherit'],

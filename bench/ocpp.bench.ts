@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
+import { startNodeFlags } from './start-flags.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -198,7 +199,8 @@ async function rssOf(server: ChildProcess): Promise<number> {
 /** --profile: every server process (and with --profile-drivers every driver) writes a V8 CPU profile into the directory when it exits */
 const profileArgs = a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [];
 const driverProfileArgs = a['profile-drivers'] ? profileArgs : [];
-const gatewayFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+// the gateway runs with the flags of `npm start` (start-flags.ts), then BENCH_GATEWAY_NODE_FLAGS
+const gatewayFlags = [...startNodeFlags(), ...(process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)];
 
 async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   const prefix = `BENCH-${target.toUpperCase()}-${Date.now().toString(36)}-`;
