@@ -2,23 +2,8 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import {
-  AT_MS,
-  BatchDiverged,
-  type BatchItem,
-  isRegister,
-  judge,
-  KEEP_STORED_READING,
-  pointsOf,
-  readingColumns,
-  type ReadingRecord,
-  readingRecord,
-  readingsCte,
-  rowCount,
-  type SessionState,
-  STORED_REGISTERS,
-  verdictsOf,
-} from './batch.ts';
+import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, type ReadingRecord, readingRecord, readingsCte, rowCount, STORED_REGISTERS } from './batch-rows.ts';
+import { BatchDiverged, type BatchItem, judge, pointsOf, type SessionState, verdictsOf } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { foldSteps, mergeReadings, noTotals, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
