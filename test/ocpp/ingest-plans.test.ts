@@ -68,16 +68,7 @@ it('a batch of 256 readings finds its sessions and stored readings through the i
     select ${ch.chargerId}::uuid, 2, ${t0}::timestamptz - make_interval(secs => g), 'Energy.Active.Import.Register', '', g
       from generate_series(1, 200000) g`.execute(svc.deps.db);
   const at = new Date(t0.getTime() + 60_000);
-  const items: BatchItem[] = Array.from({ length: 256 }, (_, i) => ({
-    chargerId: ch.chargerId,
-    maxPowerW: 11_000,
-    ev: {
-      kind: 'meter_values',
-      connectorId: 1,
-      ref: { kind: 'gateway', transactionId: `run-${i + 1}` },
-      readings: [{ measuredAt: new Date(at.getTime() + i * 1000 + 7), measurand: 'Energy.Active.Import.Register', phase: '', wh: 150n, context: 'Sample.Periodic', signedData: null }],
-    },
-  }));
+  const items = readingsOf(ch.chargerId, 256, 'run-', new Date(at.getTime() + 7), 150n);
   const scans = await svc.deps.db.transaction().execute(async (trx) => {
     const out = await applySetBased(trx, items, new Date());
     expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(256);
@@ -116,16 +107,7 @@ async function fewReadings(svc: TestService): Promise<void> {
       from generate_series(1, 10000) g`.execute(svc.deps.db);
   await sql`analyze charging_sessions`.execute(svc.deps.db);
   const at = new Date(t0.getTime() + 60_000);
-  const items: BatchItem[] = Array.from({ length: 6 }, (_, i) => ({
-    chargerId: ch.chargerId,
-    maxPowerW: 11_000,
-    ev: {
-      kind: 'meter_values',
-      connectorId: 1,
-      ref: { kind: 'gateway', transactionId: `few-${i + 1}` },
-      readings: [{ measuredAt: new Date(at.getTime() + i * 1000), measurand: 'Energy.Active.Import.Register', phase: '', wh: 160n, context: 'Sample.Periodic', signedData: null, powerW: 7000 }],
-    },
-  }));
+  const items = readingsOf(ch.chargerId, 6, 'few-', at, 160n);
   const scans = await svc.deps.db.transaction().execute(async (trx) => {
     const out = await applySetBased(trx, items, new Date());
     expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(6);
@@ -133,4 +115,18 @@ async function fewReadings(svc: TestService): Promise<void> {
     return Number(r.rows[0]?.seq_scan ?? 0);
   });
   expect(scans).toBe(0);
+}
+
+/** One MeterValues item per session `${prefix}1` … `${prefix}n` of a charger, a second apart from `at`, each at `wh`. */
+function readingsOf(chargerId: string, n: number, prefix: string, at: Date, wh: bigint): BatchItem[] {
+  return Array.from({ length: n }, (_, i) => ({
+    chargerId,
+    maxPowerW: 11_000,
+    ev: {
+      kind: 'meter_values',
+      connectorId: 1,
+      ref: { kind: 'gateway', transactionId: `${prefix}${i + 1}` },
+      readings: [{ measuredAt: new Date(at.getTime() + i * 1000), measurand: 'Energy.Active.Import.Register', phase: '', wh, context: 'Sample.Periodic', signedData: null }],
+    },
+  }));
 }

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
-import { arrivalFlag, ENERGY_REGISTER, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
+import { arrivalFlag, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte, rowCount, STORED_REGISTERS } from './batch-rows.ts';
 import { judgeSignatures } from './signatures.ts';
