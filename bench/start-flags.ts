@@ -6,15 +6,21 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The flags between `node` and the script in the start script, --import and its module left out. */
-export function startNodeFlags(): string[] {
-  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const words = pkg.scripts.start!.trim().split(/\s+/);
-  if (words[0] !== 'node') throw new Error(`the start script does not run node: ${pkg.scripts.start}`);
+/** The node flags of a command line: the words between `node` and the script, --import and its module left out. */
+export function nodeFlagsOf(command: string): string[] {
+  const words = command.trim().split(/\s+/);
+  const at = words.indexOf('node');
+  if (at < 0) throw new Error(`the command does not run node: ${command}`);
   const flags: string[] = [];
-  for (let i = 1; i < words.length && words[i]!.startsWith('--'); i++) {
+  for (let i = at + 1; i < words.length && words[i]!.startsWith('--'); i++) {
     if (words[i] === '--import') i++;
     else flags.push(words[i]!);
   }
   return flags;
+}
+
+/** The node flags of package.json's start script. */
+export function startNodeFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return nodeFlagsOf(pkg.scripts.start!);
 }

@@ -45,8 +45,6 @@ export class BatchDiverged extends Error {
   }
 }
 
-export { isRegister };
-
 function candidateOf(item: BatchItem, index: number): Candidate | null {
   const { ev } = item;
   if (item.maxPowerW === undefined) return null;
@@ -194,10 +192,9 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
 export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
   const candidates: Candidate[] = [];
   for (const [i, item] of items.entries()) {
+    if (!continuesRemembered(item)) return null;
     const c = candidateOf(item, i);
-    const s = item.cache?.session;
-    if (!c || c.stop || !s || s.charger_id !== c.chargerId || s.transaction_id !== c.transactionId) return null;
-    if (c.readings.some((r) => r.signedData !== null)) return null;
+    if (!c || c.readings.some((r) => r.signedData !== null)) return null;
     candidates.push(c);
   }
   const plan = planOf(candidates, (c) => items[c.index]!.cache!.session, now);
@@ -213,8 +210,8 @@ export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Pr
 
 /**
  * Whether a message continues the session its socket remembers, the case applyRemembered writes as one statement
- * (the pipeline batches these apart from the rest, ahead of slower batches such as a burst of starts). A cheap
- * test: applyRemembered still checks everything and declines what does not fit.
+ * (the pipeline batches these apart from the rest, ahead of slower batches such as a burst of starts; applyRemembered
+ * takes only these, and declines any whose readings do not fit once planned).
  */
 export function continuesRemembered(item: BatchItem): boolean {
   const s = item.cache?.session;
