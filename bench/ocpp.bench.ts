@@ -1,4 +1,4 @@
-// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--json]`
+// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--repeat N] [--json]`
 // Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --ramp 250 --duration 300 --skip-storm --spread-starts --targets gateway`
 //   (--chargers is --count; --workers runs the gateway with WORKERS=N on PostgreSQL; the driver is split over
 //   --drivers processes, at least one per 12,500 chargers, each with its own source address in 127.0.0.0/8).
@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
+import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -36,6 +37,8 @@ const { values: a } = parseArgs({
     ramp: { type: 'string', default: '200' },
     protocol: { type: 'string', default: 'ocpp1.6' },
     targets: { type: 'string', default: 'gateway,bare' },
+    // runs the servers N times, alternating which goes first, and summarises each ratio by its median and range
+    repeat: { type: 'string', default: '1' },
     'timeout-s': { type: 'string', default: '900' },
     json: { type: 'boolean', default: false },
     // counts the gateway's SQL statements (one process) in the steady window and the storm, by statement
@@ -53,7 +56,7 @@ const { values: a } = parseArgs({
 });
 if (a.help) {
   process.stdout.write(
-    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--targets gateway,bare] [--json]\n',
+    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--targets gateway,bare] [--repeat 1] [--json]\n',
   );
   process.exit(0);
 }
@@ -61,6 +64,11 @@ const count = Number(a.chargers ?? a.count);
 const workers = Number(a.workers);
 const drivers = driverCount(count, a.drivers !== undefined ? Number(a.drivers) : undefined);
 const targets = a.targets!.split(',').map((t) => t.trim()) as Array<'gateway' | 'bare'>;
+const repeat = Number(a.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) {
+  process.stderr.write('--repeat takes a whole number of rounds, at least 1\n');
+  process.exit(2);
+}
 const tty = process.stderr.isTTY && !a.json;
 const benchStart = performance.now();
 const timeline = a.timeline ? fs.createWriteStream(path.resolve(a.timeline)) : null;
@@ -426,36 +434,61 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${os.type()} ${os.release()}`,
   };
-  const config = { count, workers, drivers, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol };
+  const config = { count, workers, drivers, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol, ...(repeat > 1 ? { repeat } : {}) };
   say(`OCPP benchmark: ${JSON.stringify(config)}\nmachine: ${JSON.stringify(machine)}`);
-  const results: TargetResult[] = [];
-  for (const t of targets) results.push(await runTarget(t));
-  const rows = results.map(row);
-  const g = rows.find((r) => r.target === 'gateway');
-  const b = rows.find((r) => r.target === 'bare');
-  const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && y !== 0 ? Math.round((x / y) * 100) / 100 : null);
-  const ratios =
-    g && b
-      ? {
-          meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
-          cpu_us_per_call: ratio(g.cpu_us_per_call, b.cpu_us_per_call),
-          cpu_us_per_call_steady: ratio(g.cpu_us_per_call_steady, b.cpu_us_per_call_steady),
-          cpu_us_per_msg: ratio(g.cpu_us_per_msg, b.cpu_us_per_msg),
-          mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
-          mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),
-          mv_ack_p99_steady_ms: ratio(g.mv_ack_p99_steady_ms, b.mv_ack_p99_steady_ms),
-          all_ack_p50_ms: ratio(g.all_ack_p50_ms, b.all_ack_p50_ms),
-          all_ack_p99_ms: ratio(g.all_ack_p99_ms, b.all_ack_p99_ms),
-          rss_per_connection_kb: ratio(g.rss_per_connection_kb, b.rss_per_connection_kb),
-          storm_reconnect_boot_ms: ratio(g.storm_reconnect_boot_ms, b.storm_reconnect_boot_ms),
-        }
-      : null;
+  const rounds: Array<{ rows: Array<ReturnType<typeof row>>; ratios: Record<string, number | null> | null; results: TargetResult[] }> = [];
+  for (let k = 0; k < repeat; k++) {
+    if (repeat > 1) say(`\n#### round ${k + 1} of ${repeat}`);
+    const results: TargetResult[] = [];
+    for (const t of roundOrder(targets, k)) results.push(await runTarget(t));
+    results.sort((x, y) => targets.indexOf(x.target as 'gateway' | 'bare') - targets.indexOf(y.target as 'gateway' | 'bare'));
+    const rows = results.map(row);
+    const ratios = ratiosOf(rows);
+    rounds.push({ rows, ratios, results });
+    if (!a.json) printTable(rows, ratios, results);
+  }
+  const summary = repeat > 1 ? summariseRatios(rounds.map((r) => r.ratios)) : null;
   if (a.json) {
-    process.stdout.write(JSON.stringify({ machine, config, results: rows, ratio_gateway_over_bare: ratios, summaries: results }, null, 2) + '\n');
+    const last = rounds[rounds.length - 1]!;
+    const extra = repeat > 1 ? { rounds: rounds.map((r) => ({ results: r.rows, ratio_gateway_over_bare: r.ratios })), ratio_summary: summary } : {};
+    process.stdout.write(JSON.stringify({ machine, config, results: last.rows, ratio_gateway_over_bare: last.ratios, summaries: last.results, ...extra }, null, 2) + '\n');
     return;
   }
+  if (summary) {
+    process.stdout.write(`\ngateway/bare over ${repeat} rounds (alternating which server goes first): median [min … max], then each round\n`);
+    const fmt = (v: number | null) => (v === null ? '-' : String(v));
+    for (const [m, x] of Object.entries(summary)) {
+      if (x.median === null) continue;
+      process.stdout.write(`  ${m.padEnd(24)} ${fmt(x.median).padStart(7)}  [${fmt(x.min)} … ${fmt(x.max)}]  rounds: ${x.rounds.map(fmt).join(', ')}\n`);
+    }
+  }
+}
+
+/** gateway/bare for each column of one round's rows (null when either server is missing). */
+function ratiosOf(rows: Array<ReturnType<typeof row>>): Record<string, number | null> | null {
+  const g = rows.find((r) => r.target === 'gateway');
+  const b = rows.find((r) => r.target === 'bare');
+  if (!g || !b) return null;
+  const ratio = (x: number | null | undefined, y: number | null | undefined) => (x != null && y != null && y !== 0 ? Math.round((x / y) * 100) / 100 : null);
+  return {
+    meter_values_per_s: ratio(g.meter_values_per_s, b.meter_values_per_s),
+    cpu_us_per_call: ratio(g.cpu_us_per_call, b.cpu_us_per_call),
+    cpu_us_per_call_steady: ratio(g.cpu_us_per_call_steady, b.cpu_us_per_call_steady),
+    cpu_us_per_msg: ratio(g.cpu_us_per_msg, b.cpu_us_per_msg),
+    mv_ack_p50_ms: ratio(g.mv_ack_p50_ms, b.mv_ack_p50_ms),
+    mv_ack_p99_ms: ratio(g.mv_ack_p99_ms, b.mv_ack_p99_ms),
+    mv_ack_p99_steady_ms: ratio(g.mv_ack_p99_steady_ms, b.mv_ack_p99_steady_ms),
+    all_ack_p50_ms: ratio(g.all_ack_p50_ms, b.all_ack_p50_ms),
+    all_ack_p99_ms: ratio(g.all_ack_p99_ms, b.all_ack_p99_ms),
+    rss_per_connection_kb: ratio(g.rss_per_connection_kb, b.rss_per_connection_kb),
+    storm_reconnect_boot_ms: ratio(g.storm_reconnect_boot_ms, b.storm_reconnect_boot_ms),
+  };
+}
+
+/** One round's table: a row per server and the gateway/bare ratios. */
+function printTable(rows: Array<ReturnType<typeof row>>, ratios: Record<string, number | null> | null, results: TargetResult[]): void {
   const cols = Object.keys(rows[0] ?? {}) as Array<keyof ReturnType<typeof row>>;
-  const table = [cols, ...rows.map((r) => cols.map((c) => String(r[c] ?? '-'))), ...(ratios ? [['gateway/bare', ...cols.slice(1).map((c) => String((ratios as Record<string, unknown>)[c] ?? ''))]] : [])];
+  const table = [cols, ...rows.map((r) => cols.map((c) => String(r[c] ?? '-'))), ...(ratios ? [['gateway/bare', ...cols.slice(1).map((c) => String(ratios[c] ?? ''))]] : [])];
   const widths = cols.map((_, i) => Math.max(...table.map((r) => String(r[i]).length)));
   process.stdout.write('\n' + table.map((r) => r.map((v, i) => String(v).padEnd(widths[i]!)).join('  ')).join('\n') + '\n');
   for (const r of results) for (const e of r.summary.errors.slice(0, 5)) process.stdout.write(`${r.target} error: ${e}\n`);
@@ -464,7 +497,7 @@ async function main(): Promise<void> {
 const guard = setTimeout(() => {
   process.stderr.write('bench: overall time limit reached, stopping\n');
   process.exit(1);
-}, (Number(a['timeout-s']) + 600) * 1000);
+}, (Number(a['timeout-s']) + 600) * 1000 * repeat);
 guard.unref();
 
 /** the timeline's last lines are written before the process exits */
