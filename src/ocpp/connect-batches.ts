@@ -110,7 +110,7 @@ export class ConnectBatches {
   submit(ctx: EventContext, ev: BootEvent | StatusEvent): Promise<EventOutcome> {
     if (ev.kind === 'boot') {
       // the charger's model may change with its boot: its power is read again (as the one-charger handler does)
-      if (ctx.cache) delete ctx.cache.maxPowerW;
+      if (ctx.cache) ctx.cache.maxPowerW = undefined;
       return this.boots.submit({ ctx, ev });
     }
     return this.statuses.submit({ ctx, ev });

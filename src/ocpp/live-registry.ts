@@ -12,6 +12,7 @@ import {
 } from '../domain/chargers/commands.ts';
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
+import { newSocketCache } from '../domain/charging/handle-event.ts';
 import { adapterFor } from './adapters.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
@@ -66,7 +67,7 @@ export class LiveRegistry implements CommandExecutor {
     const { chargerId, protocol } = session;
     const connectionId = crypto.randomUUID();
     const older = this.held.get(chargerId);
-    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve(), seenWrittenAt: 0, cache: {} };
+    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve(), seenWrittenAt: 0, cache: newSocketCache() };
     this.held.set(chargerId, held);
     const row = { chargerId, protocol, connectionId, instanceId: this.instanceId };
     held.queue = (this.calls.connect ? this.calls.connect.connected({ ...row, at: this.deps.clock() }) : markConnected(this.deps, chargerId, row))

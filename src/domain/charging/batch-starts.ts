@@ -3,11 +3,20 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, type ReadingRecord, readingRecord, readingsCte, rowCount, STORED_REGISTERS } from './batch-rows.ts';
-import { BatchDiverged, type BatchItem, judge, pointsOf, type SessionState, verdictsOf } from './batch.ts';
+import { BatchDiverged, type BatchItem, judge, pointsOf, rememberedSession, type SessionState, verdictsOf } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
-import { foldSteps, mergeReadings, noTotals, totalsColumns } from './readings.ts';
+import { foldSteps, mergeReadings, noTotals, type SessionEnergy, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { judgeSignatures } from './signatures.ts';
+
+/** A session a batch of starts creates, as its row will be (before the database gives its id). */
+interface NewSession extends SessionEnergy {
+  charger_id: string;
+  connector_id: number;
+  transaction_id: string;
+  id_tag: string | null;
+  started_at: Date;
+}
 
 interface StartCandidate {
   index: number;
@@ -110,7 +119,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   const txOf = new Map(needIds.map((c, k) => [c, ids[k]!]));
 
   // 5. the sessions, their readings and energy: the forward-step rule over the start's own readings in time order
-  const sessions: Array<Record<string, unknown>> = [];
+  const sessions: NewSession[] = [];
   const rows: ReadingRecord[] = [];
   for (const c of starts) {
     const tx = c.ev.chargerTransactionId ?? txOf.get(c)!;
@@ -137,8 +146,8 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   }
   const sessionRecords = sessions.map((x) => ({
     ...x,
-    started_at: (x.started_at as Date).getTime(),
-    last_reading_at: x.last_reading_at === null ? null : (x.last_reading_at as Date).getTime(),
+    started_at: x.started_at.getTime(),
+    last_reading_at: x.last_reading_at === null ? null : x.last_reading_at.getTime(),
   }));
   type Made = Pick<SessionState, 'id' | 'charger_id' | 'x' | 'status' | 'end_provisional'>;
   const res = await sql<{ stored: number; made: Made[] }>`
@@ -173,7 +182,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   starts.forEach((c, k) => {
     const m = made.get(c.chargerId);
     const cache = items[c.index]!.cache;
-    if (m && cache) cache.session = { ...sessions[k], ...m, connector_id: c.ev.connectorId } as SessionState;
+    if (m && cache) cache.session = rememberedSession({ ...m, transaction_id: sessions[k]!.transaction_id, connector_id: c.ev.connectorId }, sessions[k]!, m.x);
   });
   return out;
 }

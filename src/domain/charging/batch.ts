@@ -201,7 +201,7 @@ export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Pr
   if (plan.taken.length !== items.length) return null;
   const res = await writePlan(db, plan);
   if (res.stored > 0 || !res.ok) {
-    for (const item of items) if (item.cache) delete item.cache.session;
+    for (const item of items) if (item.cache) item.cache.session = undefined;
     return null;
   }
   remember(items, plan, res.xs);
@@ -230,11 +230,39 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
     if (!cache) return;
     const x = xmin.get(u.id);
     if (u.stop || x === undefined) {
-      delete cache.session;
+      cache.session = undefined;
       return;
     }
-    cache.session = { ...u.state, ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, x };
+    const energy = { ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, meter_start_wh: u.state.meter_start_wh };
+    // the remembered row itself is brought up to date (it lives as long as the session, so a new object per reading
+    // would be promoted to the old generation and collected there); a row read from the table becomes the new one
+    if (cache.session === u.state) Object.assign(u.state, energy, { x });
+    else cache.session = rememberedSession(u.state, energy, x);
   });
+}
+
+/**
+ * The session row a socket remembers, always built with the same fields in the same order, so that every socket's
+ * row has one shape (a spread of rows of different origins gave each its own, and allocated several times the row).
+ */
+export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, e: SessionEnergy, x: string): SessionState {
+  return {
+    id: s.id,
+    x,
+    charger_id: s.charger_id,
+    transaction_id: s.transaction_id,
+    connector_id: s.connector_id,
+    status: s.status,
+    end_provisional: s.end_provisional,
+    energy_wh: e.energy_wh,
+    held_wh: e.held_wh,
+    review_status: e.review_status,
+    review_reason: e.review_reason,
+    last_meter_wh: e.last_meter_wh,
+    last_reading_at: e.last_reading_at,
+    last_power_w: e.last_power_w,
+    meter_start_wh: e.meter_start_wh,
+  };
 }
 
 /**

@@ -35,12 +35,18 @@ export interface EventContext {
   cache?: SocketCache;
 }
 
-/** What a socket remembers between its messages; the database stays the record (each use is checked against it). */
+/**
+ * What a socket remembers between its messages; the database stays the record (each use is checked against it).
+ * Both fields always exist (undefined = not known): a socket forgets by setting undefined, never by `delete`, which
+ * would turn each socket's object into a slower dictionary-mode object on every boot.
+ */
 export interface SocketCache {
-  maxPowerW?: number;
+  maxPowerW: number | undefined;
   /** its session's row as the last set-based write left it (batch.ts applyRemembered) */
-  session?: SessionState;
+  session: SessionState | undefined;
 }
+
+export const newSocketCache = (): SocketCache => ({ maxPowerW: undefined, session: undefined });
 
 async function chargerMaxW(deps: Deps, ctx: EventContext): Promise<number> {
   if (ctx.cache?.maxPowerW !== undefined) return ctx.cache.maxPowerW;
@@ -56,8 +62,8 @@ export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: Char
   switch (ev.kind) {
     case 'boot':
       if (ctx.cache) {
-        delete ctx.cache.maxPowerW;
-        delete ctx.cache.session;
+        ctx.cache.maxPowerW = undefined;
+        ctx.cache.session = undefined;
       }
       return boot(deps, ctx.chargerId, ev);
     case 'heartbeat':
