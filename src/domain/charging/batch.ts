@@ -233,11 +233,22 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
       cache.session = undefined;
       return;
     }
-    const energy = { ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, meter_start_wh: u.state.meter_start_wh };
-    // the remembered row itself is brought up to date (it lives as long as the session, so a new object per reading
-    // would be promoted to the old generation and collected there); a row read from the table becomes the new one
-    if (cache.session === u.state) Object.assign(u.state, energy, { x });
-    else cache.session = rememberedSession(u.state, energy, x);
+    const s = cache.session;
+    if (s === u.state) {
+      // the remembered row itself is brought up to date (it lives as long as the session, so a new object per
+      // reading would be promoted to the old generation and collected there)
+      s.energy_wh = u.totals.energy_wh;
+      s.held_wh = u.totals.held_wh;
+      s.review_status = u.totals.review_status;
+      s.review_reason = u.totals.review_reason;
+      s.last_meter_wh = u.lastWh;
+      s.last_reading_at = u.lastAt;
+      s.last_power_w = u.lastW;
+      s.x = x;
+      return;
+    }
+    // a row read from the table becomes the remembered one
+    cache.session = rememberedSession(u.state, { ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, meter_start_wh: u.state.meter_start_wh }, x);
   });
 }
 
