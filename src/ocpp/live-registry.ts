@@ -20,6 +20,7 @@ import { ConnectionNotices } from './connection-notices.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
+const noop = () => {};
 /** the full sweep for sockets taken over elsewhere runs every 30 polls (60 s): the bus event is the fast path */
 const SWEEP_EVERY_TICKS = 30;
 /** Chargers judged per statement by a sweep (a fallback that runs over every socket of the process). */
@@ -94,7 +95,9 @@ export class LiveRegistry implements CommandExecutor {
     this.calls.watch(client);
     // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed
     let pending = 0;
-    const wildcard = async (call: IncomingCall) => {
+    // not async: the returned promise is the call's only one (ocpp-rpc catches a throw of the handler as it does a
+    // rejection); with many calls waiting for their batch, each extra frame kept per call is garbage collection work
+    const wildcard = (call: IncomingCall) => {
       const received = performance.now();
       if (pending >= this.deps.config.OCPP_MAX_PENDING_CALLS) {
         this.metrics.messages.inc({ protocol, action: call.method, outcome: 'busy' });
@@ -102,7 +105,7 @@ export class LiveRegistry implements CommandExecutor {
       }
       pending++;
       const run = held.queue.then(() => this.calls.answer(held, chargerId, call));
-      held.queue = run.catch(() => {});
+      held.queue = run.then(noop, noop); // the next call waits for this one, without keeping its answer alive
       return run.finally(() => {
         pending--;
         const action = call.method === 'DataTransfer' || adapterFor(protocol, call.method) ? call.method : 'other';
