@@ -58,18 +58,32 @@ export interface RetryOptions {
 /**
  * Runs fn (a whole transaction: handlers are idempotent by content, so a repeat is safe) and repeats it on a
  * transient error with exponential backoff and jitter. The last error is thrown when the attempts run out.
+ * Not itself async: the usual first attempt that succeeds costs one promise, not a suspended frame kept per
+ * message while its batch waits (a burst of 10,000 starts holds that many).
  */
-export async function withTransientRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+export function withTransientRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  let first: Promise<T>;
+  try {
+    first = fn();
+  } catch (err) {
+    first = Promise.reject(err);
+  }
+  return first.catch((err: unknown) => retryAfter(err, fn, opts));
+}
+
+/** The attempts after the first one failed with `err`. */
+async function retryAfter<T>(err: unknown, fn: () => Promise<T>, opts: RetryOptions): Promise<T> {
   const tries = opts.tries ?? 4;
   const base = opts.baseMs ?? 120;
   for (let attempt = 1; ; attempt++) {
+    if (attempt >= tries || !isTransientDbError(err)) throw err;
+    opts.onRetry?.(err, attempt);
+    const wait = base * 3 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
+    await new Promise((r) => setTimeout(r, wait));
     try {
       return await fn();
-    } catch (err) {
-      if (attempt >= tries || !isTransientDbError(err)) throw err;
-      opts.onRetry?.(err, attempt);
-      const wait = base * 3 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
-      await new Promise((r) => setTimeout(r, wait));
+    } catch (e) {
+      err = e;
     }
   }
 }

@@ -1,0 +1,71 @@
+// C4.11: a transaction that fails for a reason that says nothing about the data is run again with backoff, a few
+// times; anything else is thrown at once (src/db/transient.ts withTransientRetry).
+import { describe, expect, it } from 'vitest';
+import { withTransientRetry } from '../../src/db/transient.ts';
+
+const transient = () => Object.assign(new Error('could not serialize access'), { code: '40001' });
+const dataError = () => Object.assign(new Error('value too long'), { code: '22001' });
+
+describe('withTransientRetry', () => {
+  it('runs once when the first attempt succeeds', async () => {
+    let calls = 0;
+    await expect(withTransientRetry(async () => ++calls)).resolves.toBe(1);
+    expect(calls).toBe(1);
+  });
+
+  it('runs again after a transient error, saying so, and gives the later result', async () => {
+    let calls = 0;
+    const retries: number[] = [];
+    const out = await withTransientRetry(
+      async () => {
+        calls += 1;
+        if (calls < 3) throw transient();
+        return 'done';
+      },
+      { baseMs: 1, onRetry: (_err, attempt) => retries.push(attempt) },
+    );
+    expect(out).toBe('done');
+    expect(calls).toBe(3);
+    expect(retries).toEqual([1, 2]);
+  });
+
+  it('throws an error caused by the data at once', async () => {
+    let calls = 0;
+    const err = dataError();
+    await expect(
+      withTransientRetry(async () => {
+        calls += 1;
+        throw err;
+      }, { baseMs: 1 }),
+    ).rejects.toBe(err);
+    expect(calls).toBe(1);
+  });
+
+  it('throws the last transient error when the attempts run out', async () => {
+    let calls = 0;
+    const errors: Error[] = [];
+    const p = withTransientRetry(
+      async () => {
+        calls += 1;
+        const e = transient();
+        errors.push(e);
+        throw e;
+      },
+      { tries: 3, baseMs: 1 },
+    );
+    await expect(p).rejects.toBeInstanceOf(Error);
+    await p.catch((e) => expect(e).toBe(errors[2]));
+    expect(calls).toBe(3);
+  });
+
+  it('turns a function that throws before returning a promise into a rejection (and retries it the same way)', async () => {
+    let calls = 0;
+    const fn = (): Promise<string> => {
+      calls += 1;
+      if (calls === 1) throw transient();
+      return Promise.resolve('second');
+    };
+    await expect(withTransientRetry(fn, { baseMs: 1 })).resolves.toBe('second');
+    expect(calls).toBe(2);
+  });
+});
