@@ -30,26 +30,25 @@ interface Waiting<I, O> {
   item: I;
   resolve: (o: O) => void;
   reject: (err: unknown) => void;
-  /** a priority item (decided once, when it arrives) */
-  pri: boolean;
 }
 
 export class MicroBatcher<I, O> {
-  private queue: Array<Waiting<I, O>> = [];
+  /**
+   * The waiting items, priority ones and the others apart (a batch is of one kind), each in arrival order. A batch
+   * is taken from the head of its queue: a burst of thousands waiting is not walked and copied for every batch.
+   */
+  private waiting: { pri: Array<Waiting<I, O>>; rest: Array<Waiting<I, O>> } = { pri: [], rest: [] };
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
   /** keys of the batches in flight: an item of one of them waits for the next round */
   private busy = new Set<string>();
-  /** how many of the waiting items are priority items */
-  private waitingPriority = 0;
 
   constructor(private readonly o: MicroBatchOptions<I, O>) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       const pri = this.o.priority?.(item) ?? false;
-      this.queue.push({ item, resolve, reject, pri });
-      if (pri) this.waitingPriority += 1;
+      (pri ? this.waiting.pri : this.waiting.rest).push({ item, resolve, reject });
       if (this.fullBatchCanStart()) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
     });
@@ -58,12 +57,9 @@ export class MicroBatcher<I, O> {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.queue.length > 0) {
+    while (this.queued > 0) {
       let taken: { batch: Array<Waiting<I, O>>; keys: Set<string> } | null = null;
-      if (this.waitingPriority > 0 && this.inFlight < this.o.maxInFlight + (this.o.priorityInFlight ?? 0)) {
-        taken = this.take(true);
-        if (taken) this.waitingPriority -= taken.batch.length;
-      }
+      if (this.waiting.pri.length > 0 && this.inFlight < this.o.maxInFlight + (this.o.priorityInFlight ?? 0)) taken = this.take(true);
       if (!taken && this.inFlight < this.o.maxInFlight) taken = this.take(false);
       if (!taken) break;
       const { batch, keys } = taken;
@@ -73,7 +69,7 @@ export class MicroBatcher<I, O> {
         this.inFlight -= 1;
         for (const k of keys) this.busy.delete(k);
         if (this.fullBatchCanStart()) this.flush();
-        else if (this.queue.length > 0) this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
+        else if (this.queued > 0) this.timer ??= setTimeout(() => this.flush(), this.o.flushMs);
       });
     }
   }
@@ -81,28 +77,34 @@ export class MicroBatcher<I, O> {
   /** A whole batch of one kind waits and a slot for it is free: no reason to wait for the window. */
   private fullBatchCanStart(): boolean {
     const { max, maxInFlight } = this.o;
-    if (this.waitingPriority >= max && this.inFlight < maxInFlight + (this.o.priorityInFlight ?? 0)) return true;
-    return this.queue.length - this.waitingPriority >= max && this.inFlight < maxInFlight;
+    if (this.waiting.pri.length >= max && this.inFlight < maxInFlight + (this.o.priorityInFlight ?? 0)) return true;
+    return this.waiting.rest.length >= max && this.inFlight < maxInFlight;
+  }
+
+  private get queued(): number {
+    return this.waiting.pri.length + this.waiting.rest.length;
   }
 
   /** The next batch of waiting items of one kind (at most `max`, one per key, none of a busy key), or null. */
   private take(pri: boolean): { batch: Array<Waiting<I, O>>; keys: Set<string> } | null {
+    const queue = pri ? this.waiting.pri : this.waiting.rest;
     const batch: Array<Waiting<I, O>> = [];
     const keys = new Set<string>();
-    const rest: Array<Waiting<I, O>> = [];
-    for (const w of this.queue) {
-      if (batch.length < this.o.max && w.pri === pri) {
-        const k = this.o.key(w.item);
-        if (!keys.has(k) && !this.busy.has(k)) {
-          keys.add(k);
-          batch.push(w);
-          continue;
-        }
-      }
-      rest.push(w);
+    // items passed over (their key is in this batch or in flight) stay at the head, in their order
+    let skipped: Array<Waiting<I, O>> | null = null;
+    let i = 0;
+    for (; i < queue.length && batch.length < this.o.max; i++) {
+      const w = queue[i]!;
+      const k = this.o.key(w.item);
+      if (!keys.has(k) && !this.busy.has(k)) {
+        keys.add(k);
+        batch.push(w);
+      } else (skipped ??= []).push(w);
     }
     if (batch.length === 0) return null;
-    this.queue = rest;
+    if (skipped === null) queue.splice(0, i);
+    else if (pri) this.waiting.pri = skipped.concat(queue.slice(i));
+    else this.waiting.rest = skipped.concat(queue.slice(i));
     return { batch, keys };
   }
 
@@ -126,6 +128,6 @@ export class MicroBatcher<I, O> {
 
   /** waiting and in-flight work (tests, shutdown) */
   get idle(): boolean {
-    return this.queue.length === 0 && this.inFlight === 0;
+    return this.queued === 0 && this.inFlight === 0;
   }
 }

@@ -97,3 +97,43 @@ it('starts a whole batch of priority items at once, without waiting for the wind
   release(0);
   expect(await Promise.all(x)).toEqual(['done x', 'done y']);
 });
+
+it('takes each batch from the head of a long queue: arrival order per key and kind, one per key, no key in two batches at once', async () => {
+  // a burst: 3,000 items of 400 keys, some keys several times, a tenth of them priority items
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const items = Array.from({ length: 3000 }, (_, n) => ({ key: `k${Math.floor(rnd() * 400)}`, pri: rnd() < 0.1, n }));
+  const inFlight = new Set<string>();
+  const seen: Array<{ kind: boolean; kinds: number; keys: string[] }> = [];
+  const order = new Map<string, number[]>();
+  const b = new MicroBatcher<(typeof items)[number], number>({
+    max: 16,
+    flushMs: 1,
+    maxInFlight: 2,
+    priority: (i) => i.pri,
+    priorityInFlight: 1,
+    key: (i) => i.key,
+    run: async (batch) => {
+      for (const i of batch) {
+        expect(inFlight.has(i.key)).toBe(false);
+        inFlight.add(i.key);
+        const kindKey = `${i.pri}|${i.key}`;
+        order.set(kindKey, [...(order.get(kindKey) ?? []), i.n]);
+      }
+      seen.push({ kind: batch[0]!.pri, kinds: new Set(batch.map((i) => i.pri)).size, keys: batch.map((i) => i.key) });
+      await tick(1);
+      for (const i of batch) inFlight.delete(i.key);
+      return batch.map((i) => i.n);
+    },
+  });
+  const answers = await Promise.all(items.map((i) => b.submit(i)));
+  expect(answers).toEqual(items.map((i) => i.n));
+  for (const s of seen) {
+    expect(s.keys.length).toBeLessThanOrEqual(16);
+    expect(new Set(s.keys).size).toBe(s.keys.length);
+    expect(s.kinds).toBe(1);
+  }
+  for (const i of items) expect(seen.some((s) => s.kind === i.pri && s.keys.includes(i.key))).toBe(true);
+  for (const ns of order.values()) expect(ns).toEqual([...ns].sort((x, y) => x - y));
+  expect(b.idle).toBe(true);
+});
