@@ -63,6 +63,20 @@ export function decToNumber(units: bigint, scale: number): number {
 /** C4.10: at most this many significant digits in a number that comes from outside. */
 export const MAX_SIGNIFICANT_DIGITS = 15;
 
+/** 10^0 … 10^18 */
+const POW10 = Array.from({ length: 19 }, (_, k) => 10n ** BigInt(k));
+/** 10^k as a number, k = 0 … 15: a whole number below it has at most k digits */
+const WHOLE_BELOW = Array.from({ length: MAX_SIGNIFICANT_DIGITS + 1 }, (_, k) => 10 ** k);
+
+/** only the characters 0-9 */
+function isDigits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
 /**
  * A decimal from outside (text, or a JSON number as the client wrote it) as units of 10^-scale, or null when it
  * is not a plain number or out of bounds (C4.10): more than 15 significant digits, an exponent form, or
@@ -70,6 +84,16 @@ export const MAX_SIGNIFICANT_DIGITS = 15;
  * 10^999999), so the work is linear in the text's length.
  */
 export function parseBoundedDec(value: string | number, scale: number, maxIntDigits = 15): bigint | null {
+  // the common case, a whole number of at most 15 digits (a meter's register): no pattern, one BigInt
+  if (scale < POW10.length) {
+    if (typeof value === 'number') {
+      if (Number.isSafeInteger(value) && Math.abs(value) < WHOLE_BELOW[Math.min(maxIntDigits, MAX_SIGNIFICANT_DIGITS)]!) return BigInt(value) * POW10[scale]!;
+    } else if (value.length > 0 && value.length <= MAX_SIGNIFICANT_DIGITS && isDigits(value)) {
+      let lead = 0;
+      while (lead < value.length && value.charCodeAt(lead) === 48) lead++;
+      if (value.length - lead <= maxIntDigits) return BigInt(value) * POW10[scale]!;
+    }
+  }
   let s: string;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return null;
