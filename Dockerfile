@@ -40,4 +40,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 # Migrations first (npm run migrate:dist; safe with several replicas: an advisory lock), then the service.
 # exec replaces the shell, so SIGTERM from `docker stop` reaches node directly (graceful shutdown, exit 0).
 # The admin CLI in a running container: node dist/src/cli/admin.js --help
-CMD ["sh", "-c", "node dist/src/db/migrate-cli.js && exec node --max-semi-space-size=64 dist/src/main.js"]
+CMD ["sh", "-c", "node dist/src/db/migrate-cli.js && exec node --max-semi-space-size=64 --single-threaded-gc dist/src/main.js"]
