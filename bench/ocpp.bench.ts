@@ -1,4 +1,4 @@
-// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--repeat N] [--json]`
+// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--repeat N] [--db-waits] [--json]`
 // Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --ramp 250 --duration 300 --skip-storm --spread-starts --targets gateway`
 //   (--chargers is --count; --workers runs the gateway with WORKERS=N on PostgreSQL; the driver is split over
 //   --drivers processes, at least one per 12,500 chargers, each with its own source address in 127.0.0.0/8).
@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
+import { DbWaitSampler, formatWaits, summariseWaits, type WaitSummary } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
 
@@ -41,6 +42,8 @@ const { values: a } = parseArgs({
     repeat: { type: 'string', default: '1' },
     'timeout-s': { type: 'string', default: '900' },
     json: { type: 'boolean', default: false },
+    // samples what the gateway's statements wait for in PostgreSQL (pg_stat_activity every 100 ms, db-waits.ts)
+    'db-waits': { type: 'boolean', default: false },
     // counts the gateway's SQL statements (one process) in the steady window and the storm, by statement
     statements: { type: 'boolean', default: false },
     // writes a V8 CPU profile of each server child (node --cpu-prof) into this directory
@@ -94,6 +97,8 @@ interface TargetResult {
   rss_before_mb: number;
   rss_connected_mb: number;
   rss_per_connection_kb: number | null;
+  /** --db-waits: the gateway's statements' waits of 100 ms or more in PostgreSQL, in the steady and the workload window */
+  db_waits: { steady: WaitSummary[]; workload: WaitSummary[] } | null;
   summary: FleetSummary;
 }
 
@@ -221,8 +226,12 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     // a clustered gateway (bench/cluster-gateway.ts) passes the profile flags to its primary, whose workers inherit them
     env: { ...process.env, ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}), ...(a.profile ? { BENCH_CPU_PROF_DIR: path.resolve(a.profile) } : {}) },
   });
+  let waits: DbWaitSampler | null = null;
   try {
-    const ready = await waitMessage<{ url: string; csv: string; db: string }>(server, 'ready', 10 * 60_000);
+    const ready = await waitMessage<{ url: string; csv: string; db: string; database?: string }>(server, 'ready', 10 * 60_000);
+    if (a['db-waits'] && target === 'gateway' && ready.database && process.env.DATABASE_URL) waits = new DbWaitSampler(process.env.DATABASE_URL, ready.database);
+    await waits?.start();
+    const windowAt: { workloadStart?: number; workloadEnd?: number; steadyStart?: number; steadyEnd?: number } = {};
     const rssBefore = await rssOf(server);
     say(`   ${target} at ${ready.url} (database: ${ready.db}), RSS ${(rssBefore / 1048576).toFixed(0)} MB; driving it from a separate process …`);
     const slices = splitCsv(ready.csv, drivers);
@@ -287,6 +296,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         if (m?.type !== 'phase') return;
         // with several drivers: the workload window runs from the first driver's start to the last one's end
         if (m.phase === 'workload-start' && ++seen.start === 1) {
+          windowAt.workloadStart = Date.now();
           phases.push(cpuOf(server).then((us) => void (cpuStart = us)));
           if (counted) phases.push(statementsOf(server).then((c) => void (snaps.workloadStart = c)));
         }
@@ -294,6 +304,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           steady.mvStart += Number(m.data?.meter_values_acked ?? 0);
           if (++seen.steadyStart === drivers && seen.steadyEnd === 0) {
             steady.open = true;
+            windowAt.steadyStart = Date.now();
             phases.push(cpuOf(server).then((us) => void (steady.cpuStart = us)));
             if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyStart = c)));
             if (target === 'gateway') phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyStart = g)));
@@ -301,14 +312,20 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
         }
         if (m.phase === 'steady-end') {
           steady.mvEnd += Number(m.data?.meter_values_acked ?? 0);
-          if (++seen.steadyEnd === 1 && steady.open) phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+          if (++seen.steadyEnd === 1 && steady.open) {
+            windowAt.steadyEnd = Date.now();
+            phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+          }
           if (target === 'gateway' && seen.steadyEnd === 1 && steady.open) phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyEnd = g)));
           if (counted && seen.steadyEnd === 1 && steady.open) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
         }
         if (m.phase === 'workload-done') {
           mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
           msgsInWorkload += Number(m.data?.messages_acked ?? 0);
-          if (++seen.done === drivers) phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+          if (++seen.done === drivers) {
+            windowAt.workloadEnd = Date.now();
+            phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+          }
           if (counted && seen.done === drivers) phases.push(statementsOf(server).then((c) => void (snaps.stormStart = c)));
         }
         if (m.phase === 'storm-done' && counted) {
@@ -340,6 +357,18 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     const dl = summary.driver_loop_delay_steady_ms;
     if (dl) say(`   the driver's own event-loop delay in the steady window (the worst of ${drivers} process(es)): p99 ${dl.p99} ms, max ${dl.max} ms`);
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
+    await waits?.stop();
+    const OVER_MS = 100;
+    const dbWaits = waits
+      ? {
+          steady: summariseWaits(waits.samples, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity, OVER_MS),
+          workload: summariseWaits(waits.samples, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity, OVER_MS),
+        }
+      : null;
+    if (dbWaits) {
+      say(`   database waits (pg_stat_activity every 100 ms) in the steady window: ${formatWaits(dbWaits.steady, OVER_MS)}`);
+      say(`     … in the whole workload window: ${formatWaits(dbWaits.workload, OVER_MS)}`);
+    }
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {
       const last = await scrapeGateway(ready.url);
@@ -381,9 +410,11 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       rss_before_mb: Math.round(rssBefore / 1048576),
       rss_connected_mb: Math.round(rssConnected / 1048576),
       rss_per_connection_kb: connected > 0 ? Math.round((rssConnected - rssBefore) / connected / 102.4) / 10 : null,
+      db_waits: dbWaits,
       summary,
     };
   } finally {
+    await waits?.stop();
     if (server.exitCode === null) {
       server.send({ cmd: 'stop' });
       await new Promise<void>((resolve) => {

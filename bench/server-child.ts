@@ -61,7 +61,7 @@ async function countStatements(): Promise<void> {
   } as typeof pg.Client.prototype.query;
 }
 
-async function startGateway(): Promise<{ url: string; db: string }> {
+async function startGateway(): Promise<{ url: string; db: string; database?: string }> {
   if (process.env.BENCH_STATEMENTS === '1' && workers === 1) await countStatements();
   const { loadConfig } = await import('../src/config.ts');
   const { startService } = await import('../src/main.ts');
@@ -119,17 +119,20 @@ async function startGateway(): Promise<{ url: string; db: string }> {
       await service.stop();
       await pgDb?.drop();
     };
-    return { url: clustered.url.replace(/^http/, 'ws') + '/ocpp', db: `PostgreSQL, ${workers} workers` };
+    return { url: clustered.url.replace(/^http/, 'ws') + '/ocpp', db: `PostgreSQL, ${workers} workers`, database: databaseOf(pgDb!.url) };
   }
   stop = async () => {
     await service.stop();
     await pgDb?.drop();
   };
   stored = () => storedIn(service.deps.db);
-  return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite' };
+  return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite', ...(pgDb ? { database: databaseOf(pgDb.url) } : {}) };
 }
 
-async function startBare(): Promise<{ url: string; db: string }> {
+/** the database's name in a connection URL (bench:ocpp --db-waits samples its activity) */
+const databaseOf = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
+
+async function startBare(): Promise<{ url: string; db: string; database?: string }> {
   const server = await startBareServer({ record: false });
   fs.writeFileSync(csvPath, ['identity,password', ...identities.map((i) => `${i},`)].join('\n') + '\n');
   stop = () => server.close();
@@ -180,7 +183,7 @@ process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);
 
 (kind === 'gateway' ? startGateway() : startBare()).then(
-  ({ url, db }) => send({ type: 'ready', url, csv: csvPath, db }),
+  ({ url, db, database }) => send({ type: 'ready', url, csv: csvPath, db, database }),
   (err) => {
     process.stderr.write(`server-child: ${(err as Error).stack ?? err}\n`);
     process.exit(1);

@@ -1,0 +1,106 @@
+// `bench:ocpp --db-waits`: what the gateway's statements waited for in PostgreSQL, sampled from pg_stat_activity every
+// 100 ms in the benchmark's own process (its own connection; the gateway's CPU is not touched). An ack that takes
+// hundreds of milliseconds while the gateway's event loop is free is waiting for the database: this names for what
+// (the WAL flush of a commit, a lock, a page read), or shows the database waiting for the gateway instead (a
+// transaction open and idle while the gateway is busy).
+import pg from 'pg';
+
+export interface WaitSample {
+  /** epoch ms of the sample */
+  at: number;
+  /** what the backend was doing: its wait event (e.g. IO/WALSync), `running`, or `idle in transaction` */
+  kind: string;
+  /** how long it had been at it: the statement's age, or for an idle transaction the time since its last statement */
+  ms: number;
+}
+
+export interface ActivityRow {
+  state: string | null;
+  wait_event_type: string | null;
+  wait_event: string | null;
+  query_ms: number | null;
+  idle_ms: number | null;
+}
+
+/** One pg_stat_activity row of the gateway's database as a sample, or null when the backend is idle. */
+export function sampleOf(at: number, row: ActivityRow): WaitSample | null {
+  if (row.state === 'idle in transaction' || row.state === 'idle in transaction (aborted)') return { at, kind: 'idle in transaction', ms: row.idle_ms ?? 0 };
+  if (row.state !== 'active') return null;
+  const kind = row.wait_event_type ? `${row.wait_event_type}/${row.wait_event ?? '?'}` : 'running';
+  return { at, kind, ms: row.query_ms ?? 0 };
+}
+
+export interface WaitSummary {
+  kind: string;
+  /** sampling moments at which some backend had been in this state for at least the threshold */
+  samples: number;
+  longest_ms: number;
+}
+
+/** The waits of at least `overMs` between `from` and `to` (epoch ms), by kind, the longest first. */
+export function summariseWaits(samples: WaitSample[], from: number, to: number, overMs: number): WaitSummary[] {
+  const byKind = new Map<string, { moments: Set<number>; longest: number }>();
+  for (const s of samples) {
+    if (s.at < from || s.at > to || s.ms < overMs) continue;
+    const k = byKind.get(s.kind) ?? { moments: new Set<number>(), longest: 0 };
+    k.moments.add(s.at);
+    k.longest = Math.max(k.longest, s.ms);
+    byKind.set(s.kind, k);
+  }
+  return [...byKind]
+    .map(([kind, k]) => ({ kind, samples: k.moments.size, longest_ms: Math.round(k.longest) }))
+    .sort((x, y) => y.longest_ms - x.longest_ms || y.samples - x.samples);
+}
+
+/** The summary as one line for the report. */
+export function formatWaits(w: WaitSummary[], overMs: number): string {
+  if (w.length === 0) return `none over ${overMs} ms`;
+  return w.map((x) => `${x.kind === 'idle in transaction' ? 'an open transaction waiting for the gateway' : x.kind} at ${x.samples} sample(s), longest ${x.longest_ms} ms`).join('; ');
+}
+
+/** Samples the activity of one database until stopped. */
+export class DbWaitSampler {
+  readonly samples: WaitSample[] = [];
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly database: string,
+    private readonly everyMs = 100,
+  ) {}
+
+  async start(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url, application_name: 'bench-db-waits' });
+    await client.connect();
+    this.loop = (async () => {
+      try {
+        while (!this.stopped) {
+          const r = await client.query<ActivityRow>(
+            `select state, wait_event_type, wait_event,
+                    extract(epoch from clock_timestamp() - query_start) * 1000 as query_ms,
+                    extract(epoch from clock_timestamp() - state_change) * 1000 as idle_ms
+               from pg_stat_activity
+              where datname = $1 and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+            [this.database],
+          );
+          const at = Date.now();
+          for (const row of r.rows) {
+            const s = sampleOf(at, { ...row, query_ms: row.query_ms === null ? null : Number(row.query_ms), idle_ms: row.idle_ms === null ? null : Number(row.idle_ms) });
+            if (s) this.samples.push(s);
+          }
+          await new Promise((resolve) => setTimeout(resolve, this.everyMs));
+        }
+      } catch {
+        // the database was dropped under the sampler at the end of the run: what was sampled stands
+      } finally {
+        await client.end().catch(() => {});
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
