@@ -315,9 +315,9 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           if (++seen.steadyEnd === 1 && steady.open) {
             windowAt.steadyEnd = Date.now();
             phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
+            if (target === 'gateway') phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyEnd = g)));
+            if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
           }
-          if (target === 'gateway' && seen.steadyEnd === 1 && steady.open) phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyEnd = g)));
-          if (counted && seen.steadyEnd === 1 && steady.open) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
         }
         if (m.phase === 'workload-done') {
           mvInWorkload += Number(m.data?.meter_values_acked ?? 0);
@@ -325,8 +325,8 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           if (++seen.done === drivers) {
             windowAt.workloadEnd = Date.now();
             phases.push(cpuOf(server).then((us) => void (cpuEnd = us)));
+            if (counted) phases.push(statementsOf(server).then((c) => void (snaps.stormStart = c)));
           }
-          if (counted && seen.done === drivers) phases.push(statementsOf(server).then((c) => void (snaps.stormStart = c)));
         }
         if (m.phase === 'storm-done' && counted) {
           phases.push(statementsOf(server).then((c) => void (snaps.stormEnd = c)));
