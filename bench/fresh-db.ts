@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 
-export async function freshDatabase(base: string, prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshDatabase(base: string, prefix: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
@@ -15,6 +15,7 @@ export async function freshDatabase(base: string, prefix: string): Promise<{ url
   u.pathname = '/' + name;
   return {
     url: u.toString(),
+    name,
     drop: async () => {
       const c = new pg.Client({ connectionString: base });
       await c.connect();

@@ -69,7 +69,7 @@ async function startGateway(): Promise<{ url: string; db: string; database?: str
   const { loadBundledCatalog } = await import('../src/domain/catalog/load.ts');
   const { createUser } = await import('../src/domain/credentials/tokens.ts');
   const { registerOcppCharger } = await import('../src/domain/chargers/register-ocpp-charger.ts');
-  let pgDb: { url: string; drop: () => Promise<void> } | undefined;
+  let pgDb: { url: string; name: string; drop: () => Promise<void> } | undefined;
   if (process.env.DATABASE_URL) pgDb = await freshDatabase(process.env.DATABASE_URL, 'ere_bench');
   if (workers > 1 && !pgDb) throw new Error('a gateway with several workers needs PostgreSQL (DATABASE_URL): PGlite is one process');
   const config = loadConfig({
@@ -119,18 +119,15 @@ async function startGateway(): Promise<{ url: string; db: string; database?: str
       await service.stop();
       await pgDb?.drop();
     };
-    return { url: clustered.url.replace(/^http/, 'ws') + '/ocpp', db: `PostgreSQL, ${workers} workers`, database: databaseOf(pgDb!.url) };
+    return { url: clustered.url.replace(/^http/, 'ws') + '/ocpp', db: `PostgreSQL, ${workers} workers`, database: pgDb!.name };
   }
   stop = async () => {
     await service.stop();
     await pgDb?.drop();
   };
   stored = () => storedIn(service.deps.db);
-  return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite', ...(pgDb ? { database: databaseOf(pgDb.url) } : {}) };
+  return { url: service.url.replace(/^http/, 'ws') + '/ocpp', db: pgDb ? 'PostgreSQL' : 'PGlite', ...(pgDb ? { database: pgDb.name } : {}) };
 }
-
-/** the database's name in a connection URL (bench:ocpp --db-waits samples its activity) */
-const databaseOf = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
 
 async function startBare(): Promise<{ url: string; db: string; database?: string }> {
   const server = await startBareServer({ record: false });
