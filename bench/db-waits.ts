@@ -2,7 +2,9 @@
 // 100 ms in the benchmark's own process (its own connection; the gateway's CPU is not touched). An ack that takes
 // hundreds of milliseconds while the gateway's event loop is free is waiting for the database: this names for what
 // (the WAL flush of a commit, a lock, a page read), or shows the database waiting for the gateway instead (a
-// transaction open and idle while the gateway is busy).
+// transaction open and idle while the gateway is busy). It also reads the server's WAL counters (pg_stat_wal) each
+// time: how much WAL a window wrote, per MeterValues, and how much of it full-page images after a checkpoint, which
+// is what a commit's flush has to write.
 import pg from 'pg';
 
 export interface WaitSample {
@@ -58,9 +60,58 @@ export function formatWaits(w: WaitSummary[], overMs: number): string {
   return w.map((x) => `${x.kind === 'idle in transaction' ? 'an open transaction waiting for the gateway' : x.kind} at ${x.samples} sample(s), longest ${x.longest_ms} ms`).join('; ');
 }
 
-/** Samples the activity of one database until stopped. */
+/** The server's WAL counters at one moment (pg_stat_wal, pg_stat_bgwriter): cluster-wide, so every database's writes. */
+export interface WalSample {
+  at: number;
+  records: number;
+  /** full-page images: the first change of a page after a checkpoint writes the whole page into the WAL */
+  fpi: number;
+  bytes: number;
+  /** WAL flushes to disk (the fsync a commit waits for, or the WAL writer's) */
+  syncs: number;
+  checkpoints: number;
+}
+
+export interface WalDelta {
+  seconds: number;
+  bytes: number;
+  records: number;
+  fpi: number;
+  syncs: number;
+  checkpoints: number;
+}
+
+/** What the WAL counters grew by between the first sample at or after `from` and the last one at or before `to`. */
+export function walBetween(samples: WalSample[], from: number, to: number): WalDelta | null {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  if (inside.length < 2) return null;
+  const a = inside[0]!;
+  const b = inside[inside.length - 1]!;
+  return {
+    seconds: (b.at - a.at) / 1000,
+    bytes: b.bytes - a.bytes,
+    records: b.records - a.records,
+    fpi: b.fpi - a.fpi,
+    syncs: b.syncs - a.syncs,
+    checkpoints: b.checkpoints - a.checkpoints,
+  };
+}
+
+/** The WAL of a window as one line for the report, per unit of work (e.g. per MeterValues acknowledged in it). */
+export function formatWal(w: WalDelta | null, units: number, unit: string): string {
+  if (!w) return 'not sampled';
+  const per = units > 0 ? `${Math.round(w.bytes / units).toLocaleString('en')} bytes per ${unit}, ` : '';
+  const fpiShare = w.records > 0 ? ((100 * w.fpi) / w.records).toFixed(1) : '0.0';
+  return (
+    `${(w.bytes / 1048576).toFixed(1)} MB in ${w.seconds.toFixed(1)} s (${per}${w.records.toLocaleString('en')} records, ` +
+    `${fpiShare} % of them full-page images), ${w.syncs.toLocaleString('en')} flushes, ${w.checkpoints} checkpoint(s)`
+  );
+}
+
+/** Samples the activity of one database (and the server's WAL counters) until stopped. */
 export class DbWaitSampler {
   readonly samples: WaitSample[] = [];
+  readonly wal: WalSample[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
 
@@ -89,6 +140,13 @@ export class DbWaitSampler {
             const s = sampleOf(at, { ...row, query_ms: row.query_ms === null ? null : Number(row.query_ms), idle_ms: row.idle_ms === null ? null : Number(row.idle_ms) });
             if (s) this.samples.push(s);
           }
+          const w = await client.query<{ records: string; fpi: string; bytes: string; syncs: string; checkpoints: string }>(
+            `select wal_records::text as records, wal_fpi::text as fpi, wal_bytes::text as bytes, wal_sync::text as syncs,
+                    (select (checkpoints_timed + checkpoints_req)::text from pg_stat_bgwriter) as checkpoints
+               from pg_stat_wal`,
+          );
+          const c = w.rows[0];
+          if (c) this.wal.push({ at: Date.now(), records: Number(c.records), fpi: Number(c.fpi), bytes: Number(c.bytes), syncs: Number(c.syncs), checkpoints: Number(c.checkpoints) });
           await new Promise((resolve) => setTimeout(resolve, this.everyMs));
         }
       } catch {

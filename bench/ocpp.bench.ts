@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
-import { DbWaitSampler, formatWaits, summariseWaits, type WaitSummary } from './db-waits.ts';
+import { DbWaitSampler, formatWal, formatWaits, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
 
@@ -72,6 +72,11 @@ if (!Number.isInteger(repeat) || repeat < 1) {
   process.stderr.write('--repeat takes a whole number of rounds, at least 1\n');
   process.exit(2);
 }
+if (a['db-waits'] && !process.env.DATABASE_URL) {
+  // without it the gateway runs on PGlite, inside its own process: there is no pg_stat_activity to sample
+  process.stderr.write('--db-waits samples PostgreSQL: set DATABASE_URL (the gateway runs on PGlite without it)\n');
+  process.exit(2);
+}
 const tty = process.stderr.isTTY && !a.json;
 const benchStart = performance.now();
 const timeline = a.timeline ? fs.createWriteStream(path.resolve(a.timeline)) : null;
@@ -98,7 +103,7 @@ interface TargetResult {
   rss_connected_mb: number;
   rss_per_connection_kb: number | null;
   /** --db-waits: the gateway's statements' waits of 100 ms or more in PostgreSQL, in the steady and the workload window */
-  db_waits: { steady: WaitSummary[]; workload: WaitSummary[] } | null;
+  db_waits: { steady: WaitSummary[]; workload: WaitSummary[]; wal_steady: WalDelta | null; wal_workload: WalDelta | null } | null;
   summary: FleetSummary;
 }
 
@@ -363,11 +368,15 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       ? {
           steady: summariseWaits(waits.samples, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity, OVER_MS),
           workload: summariseWaits(waits.samples, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity, OVER_MS),
+          wal_steady: walBetween(waits.wal, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity),
+          wal_workload: walBetween(waits.wal, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity),
         }
       : null;
     if (dbWaits) {
       say(`   database waits (pg_stat_activity every 100 ms) in the steady window: ${formatWaits(dbWaits.steady, OVER_MS)}`);
       say(`     … in the whole workload window: ${formatWaits(dbWaits.workload, OVER_MS)}`);
+      say(`   WAL written (the whole server's) in the steady window: ${formatWal(dbWaits.wal_steady, steady.mvEnd - steady.mvStart, 'MeterValues')}`);
+      say(`     … in the whole workload window: ${formatWal(dbWaits.wal_workload, msgsInWorkload, 'message')}`);
     }
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {

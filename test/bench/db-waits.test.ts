@@ -1,8 +1,10 @@
 // bench:ocpp --db-waits: what the gateway's statements waited for in PostgreSQL, from pg_stat_activity samples
 // (bench/db-waits.ts): the rows as samples, the summary by kind over a window, and the sampler against a real server.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { DbWaitSampler, formatWaits, sampleOf, summariseWaits } from '../../bench/db-waits.ts';
+import { DbWaitSampler, formatWal, formatWaits, sampleOf, summariseWaits, walBetween } from '../../bench/db-waits.ts';
 
 describe('database wait samples', () => {
   it('reads a backend as its wait event, running, or an idle transaction; an idle backend is no sample', () => {
@@ -36,6 +38,36 @@ describe('database wait samples', () => {
   });
 });
 
+describe('the WAL of a window', () => {
+  const at = (t: number, bytes: number, records: number, fpi: number, syncs: number, checkpoints = 0) => ({ at: t, bytes, records, fpi, syncs, checkpoints });
+
+  it('is what the counters grew by from the first sample inside the window to the last one inside it', () => {
+    const samples = [at(50, 1_000, 10, 0, 1), at(100, 2_000, 20, 1, 2), at(200, 5_000, 50, 4, 5), at(300, 9_000, 90, 10, 9, 1), at(400, 20_000, 200, 50, 20, 1)];
+    expect(walBetween(samples, 100, 300)).toEqual({ seconds: 0.2, bytes: 7_000, records: 70, fpi: 9, syncs: 7, checkpoints: 1 });
+    expect(walBetween(samples, 90, 310)).toEqual(walBetween(samples, 100, 300));
+    expect(walBetween(samples, 120, 250)).toBeNull(); // one sample inside: no difference to take
+  });
+
+  it('reads as one line, per unit of work', () => {
+    const w = { seconds: 30, bytes: 3 * 1048576, records: 40_000, fpi: 1_000, syncs: 1_500, checkpoints: 0 };
+    expect(formatWal(w, 10_000, 'MeterValues')).toBe('3.0 MB in 30.0 s (315 bytes per MeterValues, 40,000 records, 2.5 % of them full-page images), 1,500 flushes, 0 checkpoint(s)');
+    expect(formatWal(w, 0, 'MeterValues')).toBe('3.0 MB in 30.0 s (40,000 records, 2.5 % of them full-page images), 1,500 flushes, 0 checkpoint(s)');
+    expect(formatWal(null, 10, 'message')).toBe('not sampled');
+  });
+});
+
+describe('bench:ocpp --db-waits without PostgreSQL', () => {
+  it('is refused before anything runs: the gateway would be on PGlite, which has nothing to sample', () => {
+    const env = { ...process.env };
+    delete env.DATABASE_URL;
+    const root = path.resolve(import.meta.dirname, '../..');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ocpp.bench.ts', '--db-waits', '--count', '10'], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--db-waits samples PostgreSQL: set DATABASE_URL');
+    expect(r.stdout).toBe('');
+  });
+});
+
 describe.runIf(!!process.env.DATABASE_URL)('the sampler on PostgreSQL', () => {
   it('sees a statement of another connection of the database waiting, with its wait event and age', async () => {
     const url = process.env.DATABASE_URL!;
@@ -56,6 +88,33 @@ describe.runIf(!!process.env.DATABASE_URL)('the sampler on PostgreSQL', () => {
     } finally {
       await sampler.stop();
       await other.end();
+    }
+  });
+
+  it("reads the server's WAL counters: a write shows in the bytes between two samples", async () => {
+    const url = process.env.DATABASE_URL!;
+    const database = decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
+    const sampler = new DbWaitSampler(url, database, 20);
+    await sampler.start();
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      const from = Date.now();
+      // a WAL record of 1 MB that touches no table (a logical decoding message, written at any wal_level)
+      await other.query(`select pg_logical_emit_message(false, 'db-waits-test', repeat('x', 1048576))`);
+      // a backend reports its counters at most once a second, up to 10 s late when it then sits idle, and always
+      // when it ends
+      await other.end();
+      let w = walBetween(sampler.wal, from, Date.now());
+      for (let i = 0; i < 100 && (!w || w.bytes < 1048576); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        w = walBetween(sampler.wal, from, Date.now());
+      }
+      expect(w!.bytes).toBeGreaterThanOrEqual(1048576);
+      expect(w!.records).toBeGreaterThanOrEqual(1);
+    } finally {
+      await sampler.stop();
+      await other.end().catch(() => {});
     }
   });
 });
