@@ -117,6 +117,89 @@ async function fewReadings(svc: TestService): Promise<void> {
   expect(scans).toBe(0);
 }
 
+it('a batch of readings or starts plans and locks only the partitions of its readings’ months, whatever the history', { timeout: 60_000 }, async () => {
+  // meter_readings is partitioned by month and keeps every month (signed readings are evidence): after three years
+  // a statement that let the planner see every partition planned 40 of them for each batch (4.4 ms of planning a
+  // statement instead of 1), even though it executed only the current one. A planned partition is locked until
+  // the transaction ends, so the locks tell which ones the statement was planned over.
+  const own = await createTestService();
+  try {
+    const db = own.deps.db;
+    // 36 months of history before the partitions the migrations made
+    const bounds = await sql<{ b: string }>`
+      select pg_get_expr(c.relpartbound, c.oid) as b from pg_inherits i join pg_class c on c.oid = i.inhrelid
+       where i.inhparent = 'meter_readings'::regclass`.execute(db);
+    const firstMonth = bounds.rows
+      .map((r) => /FROM \('(\d{4})-(\d{2})-01/.exec(r.b))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Date.UTC(Number(m[1]), Number(m[2]) - 1, 1))
+      .reduce((x, y) => Math.min(x, y));
+    for (let k = 1; k <= 36; k++) {
+      const from = new Date(firstMonth);
+      from.setUTCMonth(from.getUTCMonth() - k);
+      const to = new Date(from);
+      to.setUTCMonth(to.getUTCMonth() + 1);
+      const name = `meter_readings_hist_${from.toISOString().slice(0, 7).replace('-', '_')}`;
+      await sql.raw(`create table ${name} partition of meter_readings for values from ('${from.toISOString()}') to ('${to.toISOString()}')`).execute(db);
+    }
+    const partitions = await sql<{ n: number }>`select count(*)::int as n from pg_inherits where inhparent = 'meter_readings'::regclass`.execute(db);
+    expect(partitions.rows[0]!.n).toBeGreaterThanOrEqual(40);
+
+    const user = await aUser(own.deps);
+    const ch = await anOcppCharger(own, user);
+    const t0 = new Date(Date.now() - 3_600_000);
+    await sql`
+      insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
+      select ${ch.chargerId}::uuid, 1, 'part-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
+        from generate_series(1, 6) g`.execute(db);
+    const lockedPartitions = (trx: typeof db) =>
+      sql<{ relname: string }>`
+        select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
+         where l.pid = pg_backend_pid() and l.relation in (select inhrelid from pg_inherits where inhparent = 'meter_readings'::regclass)
+         order by 1`
+        .execute(trx)
+        .then((r) => r.rows.map((x) => x.relname));
+    const holding = (since: Date) =>
+      sql<{ relname: string }>`select distinct tableoid::regclass::text as relname from meter_readings where charger_id = ${ch.chargerId} and measured_at >= ${since} order by 1`
+        .execute(db)
+        .then((r) => r.rows.map((x) => x.relname));
+
+    // readings that continue six sessions
+    const at = new Date(t0.getTime() + 60_000);
+    const readLocks = await db.transaction().execute(async (trx) => {
+      const out = await applySetBased(trx, readingsOf(ch.chargerId, 6, 'part-', at, 160n), new Date());
+      expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(6);
+      return lockedPartitions(trx);
+    });
+    const readMonths = await holding(at);
+    expect(readMonths.length).toBeGreaterThanOrEqual(1);
+    expect(readLocks).toEqual(readMonths);
+
+    // starts of new sessions, each with its meterStart as a register reading
+    const fresh: Array<{ chargerId: string }> = [];
+    for (let i = 0; i < 3; i++) fresh.push(await anOcppCharger(own, user));
+    const startedAt = new Date(Date.now() - 30_000);
+    const startLocks = await db.transaction().execute(async (trx) => {
+      const items: BatchItem[] = fresh.map((c) => ({
+        chargerId: c.chargerId,
+        maxPowerW: 11_000,
+        ev: { kind: 'transaction_started', chargerTransactionId: null, connectorId: 1, idTag: null, startedAt, meterStartWh: 1000n, readings: [], offline: false },
+      }));
+      const out = await applySetBasedStarts(trx, items, new Date());
+      expect(out.map((o) => o?.kind)).toEqual(fresh.map(() => 'transaction_started'));
+      return lockedPartitions(trx);
+    });
+    const startMonths = await sql<{ relname: string }>`
+      select distinct tableoid::regclass::text as relname from meter_readings where charger_id in (${sql.join(fresh.map((c) => c.chargerId))}) order by 1`
+      .execute(db)
+      .then((r) => r.rows.map((x) => x.relname));
+    expect(startMonths).toHaveLength(1);
+    expect(startLocks).toEqual(startMonths);
+  } finally {
+    await own.close();
+  }
+});
+
 /** One MeterValues item per session `${prefix}1` … `${prefix}n` of a charger, a second apart from `at`, each at `wh`. */
 function readingsOf(chargerId: string, n: number, prefix: string, at: Date, wh: bigint): BatchItem[] {
   return Array.from({ length: n }, (_, i) => ({

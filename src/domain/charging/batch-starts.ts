@@ -2,7 +2,7 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, type ReadingRecord, readingRecord, readingsCte, rowCount, STORED_REGISTERS } from './batch-rows.ts';
+import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, type ReadingRecord, readingRecord, readingsCte, rowCount, storedRegisters } from './batch-rows.ts';
 import { BatchDiverged, type BatchItem, judge, pointsOf, rememberedSession, type SessionState, verdictsOf } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { foldSteps, mergeReadings, noTotals, type SessionEnergy, totalsColumns } from './readings.ts';
@@ -152,7 +152,7 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
   type Made = Pick<SessionState, 'id' | 'charger_id' | 'x' | 'status' | 'end_provisional'>;
   const res = await sql<{ stored: number; made: Made[] }>`
     with ${readingsCte(rows)},
-    stored as (${STORED_REGISTERS}),
+    stored as (${storedRegisters(rows)}),
     created as (
       insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
                                      review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)

@@ -15,7 +15,7 @@ import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
 import { arrivalFlag, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
-import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte, rowCount, STORED_REGISTERS } from './batch-rows.ts';
+import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte, rowCount, storedRegisters } from './batch-rows.ts';
 import { judgeSignatures } from './signatures.ts';
 
 export interface BatchItem {
@@ -312,7 +312,7 @@ async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: bool
                last_at bigint, stop boolean, ended_at bigint, meter_stop bigint, reason text, tag text)
        ${rowCount(u.length)}
     ),
-    stored as (${STORED_REGISTERS}),
+    stored as (${storedRegisters(rows)}),
     guard as (
       -- every session still the row this batch was planned from (its xmin), locked until the end of the statement
       select count(*) = ${updates.length} as ok from (
