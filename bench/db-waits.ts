@@ -4,7 +4,9 @@
 // (the WAL flush of a commit, a lock, a page read), or shows the database waiting for the gateway instead (a
 // transaction open and idle while the gateway is busy). It also reads the server's WAL counters (pg_stat_wal) each
 // time: how much WAL a window wrote, per MeterValues, and how much of it full-page images after a checkpoint, which
-// is what a commit's flush has to write.
+// is what a commit's flush has to write; and, where the server runs on this machine, the CPU of its processes
+// (/proc), which on two cores shared with the gateway is CPU the gateway does not get.
+import fs from 'node:fs';
 import pg from 'pg';
 
 export interface WaitSample {
@@ -108,10 +110,66 @@ export function formatWal(w: WalDelta | null, units: number, unit: string): stri
   );
 }
 
+/** The CPU of the PostgreSQL server's processes at one moment, by pid (clock ticks, user + system), from /proc. */
+export interface ServerCpuSample {
+  at: number;
+  ticks: Map<number, number>;
+}
+
+/** The CPU ticks of every process named `postgres` on this machine (empty where there is no /proc or no such process). */
+export function readServerCpu(at: number, proc = '/proc'): ServerCpuSample {
+  const ticks = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(proc);
+  } catch {
+    return { at, ticks };
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`${proc}/${e}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    if (stat.slice(open + 1, close) !== 'postgres') continue;
+    const f = stat.slice(close + 2).split(' ');
+    ticks.set(Number(e), Number(f[11]) + Number(f[12])); // utime, stime, in USER_HZ ticks (100 a second on Linux)
+  }
+  return { at, ticks };
+}
+
+/**
+ * The server's CPU seconds between the first sample at or after `from` and the last one at or before `to`: for each
+ * process its growth from the first sample that saw it (a process started inside the window counts whole, as a
+ * new backend does); a process that ended between two samples loses what it did since the last one. Null when
+ * fewer than two samples fall inside or none saw a postgres process (a server on another machine).
+ */
+export function serverCpuBetween(samples: ServerCpuSample[], from: number, to: number, ticksPerSecond = 100): { seconds: number; cpu_s: number } | null {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  if (inside.length < 2 || inside.every((s) => s.ticks.size === 0)) return null;
+  const firstSeen = new Map<number, number>();
+  const lastSeen = new Map<number, number>();
+  inside.forEach((s, k) => {
+    for (const [pid, t] of s.ticks) {
+      if (!firstSeen.has(pid)) firstSeen.set(pid, k === 0 ? t : 0);
+      lastSeen.set(pid, t);
+    }
+  });
+  let ticks = 0;
+  for (const [pid, t] of lastSeen) ticks += t - firstSeen.get(pid)!;
+  return { seconds: (inside[inside.length - 1]!.at - inside[0]!.at) / 1000, cpu_s: ticks / ticksPerSecond };
+}
+
 /** Samples the activity of one database (and the server's WAL counters) until stopped. */
 export class DbWaitSampler {
   readonly samples: WaitSample[] = [];
   readonly wal: WalSample[] = [];
+  /** the PostgreSQL processes' CPU, when the server runs on this machine */
+  readonly serverCpu: ServerCpuSample[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
 
@@ -147,6 +205,7 @@ export class DbWaitSampler {
           );
           const c = w.rows[0];
           if (c) this.wal.push({ at: Date.now(), records: Number(c.records), fpi: Number(c.fpi), bytes: Number(c.bytes), syncs: Number(c.syncs), checkpoints: Number(c.checkpoints) });
+          this.serverCpu.push(readServerCpu(Date.now()));
           await new Promise((resolve) => setTimeout(resolve, this.everyMs));
         }
       } catch {

@@ -1,4 +1,4 @@
-// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--repeat N] [--db-waits] [--json]`
+// `npm run bench:ocpp -- [--count N] [--duration S] [--rate R] [--ramp R] [--protocol P] [--targets gateway,bare] [--repeat N] [--db-waits] [--history-months N] [--json]`
 // Fleet run: `npm run bench:ocpp -- --chargers 50000 --workers 3 --rate 833 --ramp 250 --duration 300 --skip-storm --spread-starts --targets gateway`
 //   (--chargers is --count; --workers runs the gateway with WORKERS=N on PostgreSQL; the driver is split over
 //   --drivers processes, at least one per 12,500 chargers, each with its own source address in 127.0.0.0/8).
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
-import { DbWaitSampler, formatWal, formatWaits, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
+import { DbWaitSampler, formatWal, formatWaits, serverCpuBetween, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
 
@@ -44,6 +44,8 @@ const { values: a } = parseArgs({
     json: { type: 'boolean', default: false },
     // samples what the gateway's statements wait for in PostgreSQL (pg_stat_activity every 100 ms, db-waits.ts)
     'db-waits': { type: 'boolean', default: false },
+    // the gateway's database as after N months in service: N more monthly partitions of meter_readings (bench/history.ts)
+    'history-months': { type: 'string', default: '0' },
     // counts the gateway's SQL statements (one process) in the steady window and the storm, by statement
     statements: { type: 'boolean', default: false },
     // writes a V8 CPU profile of each server child (node --cpu-prof) into this directory
@@ -77,6 +79,11 @@ if (a['db-waits'] && !process.env.DATABASE_URL) {
   process.stderr.write('--db-waits samples PostgreSQL: set DATABASE_URL (the gateway runs on PGlite without it)\n');
   process.exit(2);
 }
+const historyMonths = Number(a['history-months']);
+if (!Number.isInteger(historyMonths) || historyMonths < 0 || historyMonths > 600) {
+  process.stderr.write('--history-months takes a whole number of months, 0 to 600\n');
+  process.exit(2);
+}
 const tty = process.stderr.isTTY && !a.json;
 const benchStart = performance.now();
 const timeline = a.timeline ? fs.createWriteStream(path.resolve(a.timeline)) : null;
@@ -103,9 +110,19 @@ interface TargetResult {
   rss_connected_mb: number;
   rss_per_connection_kb: number | null;
   /** --db-waits: the gateway's statements' waits of 100 ms or more in PostgreSQL, in the steady and the workload window */
-  db_waits: { steady: WaitSummary[]; workload: WaitSummary[]; wal_steady: WalDelta | null; wal_workload: WalDelta | null } | null;
+  db_waits: {
+    steady: WaitSummary[];
+    workload: WaitSummary[];
+    wal_steady: WalDelta | null;
+    wal_workload: WalDelta | null;
+    /** PostgreSQL's own CPU (its processes on this machine) per MeterValues in the steady window, µs; null when not seen */
+    server_cpu_us_per_call_steady: number | null;
+  } | null;
   summary: FleetSummary;
 }
+
+/** CPU seconds over a window as µs per call (null without a measurement or calls). */
+const perCall = (cpu: { cpu_s: number } | null, calls: number) => (cpu && calls > 0 ? Math.round((cpu.cpu_s * 1e6) / calls) : null);
 
 function waitMessage<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -229,7 +246,12 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
     // a clustered gateway (bench/cluster-gateway.ts) passes the profile flags to its primary, whose workers inherit them
-    env: { ...process.env, ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}), ...(a.profile ? { BENCH_CPU_PROF_DIR: path.resolve(a.profile) } : {}) },
+    env: {
+      ...process.env,
+      ...(a.statements ? { BENCH_STATEMENTS: '1' } : {}),
+      ...(a.profile ? { BENCH_CPU_PROF_DIR: path.resolve(a.profile) } : {}),
+      BENCH_HISTORY_MONTHS: String(historyMonths),
+    },
   });
   let waits: DbWaitSampler | null = null;
   try {
@@ -370,6 +392,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           workload: summariseWaits(waits.samples, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity, OVER_MS),
           wal_steady: walBetween(waits.wal, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity),
           wal_workload: walBetween(waits.wal, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity),
+          server_cpu_us_per_call_steady: perCall(serverCpuBetween(waits.serverCpu, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity), steady.mvEnd - steady.mvStart),
         }
       : null;
     if (dbWaits) {
@@ -377,6 +400,9 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       say(`     … in the whole workload window: ${formatWaits(dbWaits.workload, OVER_MS)}`);
       say(`   WAL written (the whole server's) in the steady window: ${formatWal(dbWaits.wal_steady, steady.mvEnd - steady.mvStart, 'MeterValues')}`);
       say(`     … in the whole workload window: ${formatWal(dbWaits.wal_workload, msgsInWorkload, 'message')}`);
+      say(
+        `   PostgreSQL's own CPU (its processes on this machine) in the steady window: ${dbWaits.server_cpu_us_per_call_steady === null ? 'not seen (no postgres process here)' : `${dbWaits.server_cpu_us_per_call_steady} µs per MeterValues`}`,
+      );
     }
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {
@@ -474,7 +500,7 @@ async function main(): Promise<void> {
     node: process.version,
     platform: `${os.type()} ${os.release()}`,
   };
-  const config = { count, workers, drivers, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol, ...(repeat > 1 ? { repeat } : {}) };
+  const config = { count, workers, drivers, duration_s: Number(a.duration), rate: Number(a.rate) || 'closed loop', ramp_per_s: Number(a.ramp), protocol: a.protocol, ...(repeat > 1 ? { repeat } : {}), ...(historyMonths > 0 ? { history_months: historyMonths } : {}) };
   say(`OCPP benchmark: ${JSON.stringify(config)}\nmachine: ${JSON.stringify(machine)}`);
   const rounds: Array<{ rows: Array<ReturnType<typeof row>>; ratios: Record<string, number | null> | null; results: TargetResult[] }> = [];
   for (let k = 0; k < repeat; k++) {

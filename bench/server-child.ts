@@ -85,6 +85,11 @@ async function startGateway(): Promise<{ url: string; db: string; database?: str
   });
   const service = await startService({ config, logger: createLogger({ level: config.LOG_LEVEL }), listen: workers === 1, seed: false, jobs: false });
   await loadBundledCatalog(service.deps.db);
+  const historyMonths = Number(process.env.BENCH_HISTORY_MONTHS ?? 0);
+  if (historyMonths > 0) {
+    const { addHistoryMonths } = await import('./history.ts');
+    await addHistoryMonths(service.deps.db, historyMonths);
+  }
   const { user_id } = await createUser(service.deps, { email: `bench-${Date.now()}@bench.invalid`, full_name: 'OCPP benchmark' });
   const lines = ['identity,password'];
   // a few at a time: a 50,000-charger fleet registers in minutes, not a quarter of an hour

@@ -4,7 +4,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { DbWaitSampler, formatWal, formatWaits, sampleOf, summariseWaits, walBetween } from '../../bench/db-waits.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import { DbWaitSampler, formatWal, formatWaits, readServerCpu, sampleOf, serverCpuBetween, summariseWaits, walBetween } from '../../bench/db-waits.ts';
 
 describe('database wait samples', () => {
   it('reads a backend as its wait event, running, or an idle transaction; an idle backend is no sample', () => {
@@ -56,6 +58,45 @@ describe('the WAL of a window', () => {
   });
 });
 
+describe("the server's own CPU", () => {
+  it('reads the ticks of the processes named postgres from /proc (user + system), and nothing of the others', () => {
+    const proc = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-'));
+    const stat = (pid: number, name: string, utime: number, stime: number) => {
+      fs.mkdirSync(path.join(proc, String(pid)));
+      // pid (comm) state ppid … : utime and stime are the 14th and 15th fields
+      fs.writeFileSync(path.join(proc, String(pid), 'stat'), `${pid} (${name}) S 1 1 1 0 -1 4194560 100 0 0 0 ${utime} ${stime} 0 0 20 0 1 0 100 1000 10\n`);
+    };
+    stat(10, 'postgres', 30, 12);
+    stat(11, 'postgres', 5, 0);
+    stat(12, 'node', 900, 100);
+    stat(13, 'post gres) x', 1, 1); // a name with a space and a parenthesis is read to its last ')'
+    fs.mkdirSync(path.join(proc, 'self'));
+    const s = readServerCpu(7, proc);
+    expect(s.at).toBe(7);
+    expect([...s.ticks].sort()).toEqual([
+      [10, 42],
+      [11, 5],
+    ]);
+    expect(readServerCpu(1, path.join(proc, 'missing')).ticks.size).toBe(0);
+    fs.rmSync(proc, { recursive: true, force: true });
+  });
+
+  it('over a window: each process from its first sample inside it, one started inside counted whole', () => {
+    const at = (t: number, ticks: Array<[number, number]>) => ({ at: t, ticks: new Map(ticks) });
+    const samples = [
+      at(0, [[1, 100], [2, 50]]),
+      at(1_000, [[1, 110], [2, 60]]),
+      at(2_000, [[1, 150], [2, 60], [3, 20]]), // backend 3 started
+      at(3_000, [[1, 190], [3, 45]]), // backend 2 ended
+      at(9_000, [[1, 900]]),
+    ];
+    // 1: 190 − 110; 2: 60 − 60; 3: 45 from nothing
+    expect(serverCpuBetween(samples, 1_000, 3_000)).toEqual({ seconds: 2, cpu_s: 1.25 });
+    expect(serverCpuBetween(samples, 1_500, 2_500)).toBeNull(); // one sample inside
+    expect(serverCpuBetween([at(0, []), at(1_000, [])], 0, 1_000)).toBeNull(); // no postgres process seen
+  });
+});
+
 describe('bench:ocpp --db-waits without PostgreSQL', () => {
   it('is refused before anything runs: the gateway would be on PGlite, which has nothing to sample', () => {
     const env = { ...process.env };
@@ -65,6 +106,13 @@ describe('bench:ocpp --db-waits without PostgreSQL', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--db-waits samples PostgreSQL: set DATABASE_URL');
     expect(r.stdout).toBe('');
+  });
+
+  it('--history-months takes a whole number of months', () => {
+    const root = path.resolve(import.meta.dirname, '../..');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ocpp.bench.ts', '--history-months', '1.5'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--history-months takes a whole number of months');
   });
 });
 

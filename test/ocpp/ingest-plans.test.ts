@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BatchItem } from '../../src/domain/charging/batch.ts';
 import { applySetBased } from '../../src/domain/charging/batch.ts';
 import { applySetBasedStarts } from '../../src/domain/charging/batch-starts.ts';
+import { addHistoryMonths } from '../../bench/history.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger } from '../helpers/ocpp-factories.ts';
@@ -126,24 +127,7 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
   try {
     const db = own.deps.db;
     // 36 months of history before the partitions the migrations made
-    const bounds = await sql<{ b: string }>`
-      select pg_get_expr(c.relpartbound, c.oid) as b from pg_inherits i join pg_class c on c.oid = i.inhrelid
-       where i.inhparent = 'meter_readings'::regclass`.execute(db);
-    const firstMonth = bounds.rows
-      .map((r) => /FROM \('(\d{4})-(\d{2})-01/.exec(r.b))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Date.UTC(Number(m[1]), Number(m[2]) - 1, 1))
-      .reduce((x, y) => Math.min(x, y));
-    for (let k = 1; k <= 36; k++) {
-      const from = new Date(firstMonth);
-      from.setUTCMonth(from.getUTCMonth() - k);
-      const to = new Date(from);
-      to.setUTCMonth(to.getUTCMonth() + 1);
-      const name = `meter_readings_hist_${from.toISOString().slice(0, 7).replace('-', '_')}`;
-      await sql.raw(`create table ${name} partition of meter_readings for values from ('${from.toISOString()}') to ('${to.toISOString()}')`).execute(db);
-    }
-    const partitions = await sql<{ n: number }>`select count(*)::int as n from pg_inherits where inhparent = 'meter_readings'::regclass`.execute(db);
-    expect(partitions.rows[0]!.n).toBeGreaterThanOrEqual(40);
+    expect(await addHistoryMonths(db, 36)).toBeGreaterThanOrEqual(40);
 
     const user = await aUser(own.deps);
     const ch = await anOcppCharger(own, user);
