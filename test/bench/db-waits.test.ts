@@ -97,11 +97,11 @@ describe("the server's own CPU", () => {
   });
 });
 
-describe('bench:ocpp --db-waits without PostgreSQL', () => {
-  it('is refused before anything runs: the gateway would be on PGlite, which has nothing to sample', () => {
+describe('bench:ocpp refuses options it cannot carry out', () => {
+  const root = path.resolve(import.meta.dirname, '../..');
+  it('--db-waits without PostgreSQL, before anything runs: the gateway would be on PGlite, which has nothing to sample', () => {
     const env = { ...process.env };
     delete env.DATABASE_URL;
-    const root = path.resolve(import.meta.dirname, '../..');
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ocpp.bench.ts', '--db-waits', '--count', '10'], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--db-waits samples PostgreSQL: set DATABASE_URL');
@@ -109,22 +109,31 @@ describe('bench:ocpp --db-waits without PostgreSQL', () => {
   });
 
   it('--history-months takes a whole number of months', () => {
-    const root = path.resolve(import.meta.dirname, '../..');
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ocpp.bench.ts', '--history-months', '1.5'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--history-months takes a whole number of months');
   });
 });
 
+/** A sampler of the test database (every 20 ms) and another connection to it, for the length of `run`. */
+async function sampling(run: (sampler: DbWaitSampler, other: pg.Client) => Promise<void>): Promise<void> {
+  const url = process.env.DATABASE_URL!;
+  const database = decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
+  const sampler = new DbWaitSampler(url, database, 20);
+  await sampler.start();
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  try {
+    await run(sampler, other);
+  } finally {
+    await sampler.stop();
+    await other.end().catch(() => {}); // the test may have ended it
+  }
+}
+
 describe.runIf(!!process.env.DATABASE_URL)('the sampler on PostgreSQL', () => {
   it('sees a statement of another connection of the database waiting, with its wait event and age', async () => {
-    const url = process.env.DATABASE_URL!;
-    const database = decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
-    const sampler = new DbWaitSampler(url, database, 20);
-    await sampler.start();
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
+    await sampling(async (sampler, other) => {
       const from = Date.now();
       await other.query('select pg_sleep(0.4)');
       await sampler.stop();
@@ -133,20 +142,11 @@ describe.runIf(!!process.env.DATABASE_URL)('the sampler on PostgreSQL', () => {
       expect(sleep).toBeDefined();
       expect(sleep!.longest_ms).toBeGreaterThanOrEqual(150);
       expect(sleep!.longest_ms).toBeLessThan(1000);
-    } finally {
-      await sampler.stop();
-      await other.end();
-    }
+    });
   });
 
   it("reads the server's WAL counters: a write shows in the bytes between two samples", async () => {
-    const url = process.env.DATABASE_URL!;
-    const database = decodeURIComponent(new URL(url).pathname.slice(1)) || 'postgres';
-    const sampler = new DbWaitSampler(url, database, 20);
-    await sampler.start();
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
+    await sampling(async (sampler, other) => {
       const from = Date.now();
       // a WAL record of 1 MB that touches no table (a logical decoding message, written at any wal_level)
       await other.query(`select pg_logical_emit_message(false, 'db-waits-test', repeat('x', 1048576))`);
@@ -160,9 +160,6 @@ describe.runIf(!!process.env.DATABASE_URL)('the sampler on PostgreSQL', () => {
       }
       expect(w!.bytes).toBeGreaterThanOrEqual(1048576);
       expect(w!.records).toBeGreaterThanOrEqual(1);
-    } finally {
-      await sampler.stop();
-      await other.end().catch(() => {});
-    }
+    });
   });
 });

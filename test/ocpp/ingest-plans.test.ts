@@ -120,8 +120,8 @@ async function fewReadings(svc: TestService): Promise<void> {
 
 it('a batch of readings or starts plans and locks only the partitions of its readings’ months, whatever the history', { timeout: 60_000 }, async () => {
   // meter_readings is partitioned by month and keeps every month (signed readings are evidence): after three years
-  // a statement that let the planner see every partition planned 40 of them for each batch (4.4 ms of planning a
-  // statement instead of 1), even though it executed only the current one. A planned partition is locked until
+  // a statement that let the planner see every partition planned all 41 of them for each batch (4.4 ms of planning
+  // a statement instead of 0.7), even though it executed only the current one. A planned partition is locked until
   // the transaction ends, so the locks tell which ones the statement was planned over.
   const own = await createTestService();
   try {

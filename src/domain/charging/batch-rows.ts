@@ -72,8 +72,8 @@ export const readingsCte = (records: ReadingRecord[]) => sql`r as (
  * How many of the register readings of the CTE `r` (built from `records`) are stored already (a batch writes only
  * when none is). The batch's first and last register times bound the lookup as parameters, so that the planner
  * keeps to the partitions of those months: meter_readings keeps every month, and a join on the CTE's times alone
- * was planned (and locked) over all of them for every batch, pruned only when it ran (three years of history: 40
- * partitions, 4.4 ms of planning a statement instead of 1; test/ocpp/ingest-plans.test.ts).
+ * was planned (and locked) over all of them for every batch, pruned only when it ran (three years of history: 41
+ * partitions, 4.4 ms of planning a statement instead of 0.7; D74, test/ocpp/ingest-plans.test.ts).
  */
 export function storedRegisters(records: ReadingRecord[]) {
   let first = Infinity;
