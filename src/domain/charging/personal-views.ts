@@ -1,6 +1,7 @@
 // Personal API views (spec §2, §4.3): the charger list items and the session list of one user. A user sees the
 // chargers they own and those of accounts they own; nothing else.
-import { sql } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
+import type { Database } from '../../db/tables.ts';
 import type { Deps } from '../../deps.ts';
 import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
@@ -41,6 +42,21 @@ export interface SessionItem {
   signed: SignedCounts;
 }
 
+/** The start of the previous UTC month: the months a charger in use has its latest reading in. */
+function recentMonthsFrom(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+}
+
+/** The latest register reading (wh, measured_at) of the lookup it is given a charger for; from `from` on when given. */
+function latestReading<DB extends Database>(q: SelectQueryBuilder<DB, 'meter_readings', object>, from?: Date) {
+  return q
+    .select(['meter_readings.wh as latest_wh', 'meter_readings.measured_at as latest_at'])
+    .where(sql<boolean>`meter_readings.measurand = ${ENERGY_REGISTER} and meter_readings.phase = ''`)
+    .where(from ? sql<boolean>`meter_readings.measured_at >= ${from}::timestamptz` : sql<boolean>`true`)
+    .orderBy('meter_readings.measured_at', 'desc')
+    .limit(1);
+}
+
 function visibleChargers(deps: Deps, userId: string) {
   return deps.db
     .selectFrom('chargers')
@@ -69,18 +85,10 @@ export async function listChargerItems(deps: Deps, userId: string, only?: string
       // C4.8: the holder's lease, in the same query (GET /chargers is polled often)
       holderAlive(),
     ])
-    // the latest register reading of each charger, in one lateral lookup (GET /chargers is polled often)
+    // the latest register reading of each charger, in one lateral lookup (GET /chargers is polled often), first
+    // among the recent months only (D74: the planner then plans those partitions, not every month kept)
     .leftJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('meter_readings')
-          .select(['meter_readings.wh as latest_wh', 'meter_readings.measured_at as latest_at'])
-          .whereRef('meter_readings.charger_id', '=', 'chargers.id')
-          .where('meter_readings.measurand', '=', ENERGY_REGISTER)
-          .where('meter_readings.phase', '=', '')
-          .orderBy('meter_readings.measured_at', 'desc')
-          .limit(1)
-          .as('latest'),
+      (eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'chargers.id'), recentMonthsFrom(deps.clock())).as('latest'),
       (join) => join.onTrue(),
     )
     .select(['latest.latest_wh', 'latest.latest_at'])
@@ -92,6 +100,20 @@ export async function listChargerItems(deps: Deps, userId: string, only?: string
     q = q.where('chargers.id', 'in', only);
   }
   const rows = await q.execute();
+  // a charger without a reading in the recent months: its latest one, wherever it is
+  const older = rows.filter((r) => r.latest_at === null).map((r) => r.id);
+  if (older.length) {
+    const found = await deps.db
+      .selectFrom(sql<{ id: string }>`(select unnest(${older}::uuid[]) as id)`.as('c'))
+      .innerJoinLateral((eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'c.id')).as('latest'), (join) => join.onTrue())
+      .select(['c.id', 'latest.latest_wh', 'latest.latest_at'])
+      .execute();
+    const byId = new Map(found.map((f) => [f.id, f]));
+    for (const r of rows) {
+      const f = byId.get(r.id);
+      if (f) Object.assign(r, { latest_wh: f.latest_wh, latest_at: f.latest_at });
+    }
+  }
   const ids = rows.map((r) => r.id);
   const chargerOf = new Map(rows.map((r) => [r.id, { mid: r.mid_certified, accountId: r.account_id }]));
   const active = ids.length
