@@ -4,6 +4,7 @@
 // in them would not change a plan that prunes them; one that does not prune pays for each partition, empty or not).
 import { sql } from 'kysely';
 import type { Db } from '../src/db/database.ts';
+import { monthPartition } from '../src/jobs/partitions.job.ts';
 
 /** Adds `months` monthly partitions of meter_readings before its earliest one; returns how many it has then. */
 export async function addHistoryMonths(db: Db, months: number): Promise<number> {
@@ -14,11 +15,7 @@ export async function addHistoryMonths(db: Db, months: number): Promise<number> 
   if (starts.length === 0) throw new Error('meter_readings has no monthly partition to add history before');
   const first = starts.map((m) => Date.UTC(Number(m[1]), Number(m[2]) - 1, 1)).reduce((x, y) => Math.min(x, y));
   for (let k = 1; k <= months; k++) {
-    const from = new Date(first);
-    from.setUTCMonth(from.getUTCMonth() - k);
-    const to = new Date(from);
-    to.setUTCMonth(to.getUTCMonth() + 1);
-    const name = `meter_readings_${from.toISOString().slice(0, 7).replace('-', '_')}`;
+    const { name, from, to } = monthPartition(new Date(first), -k); // named and bounded as the partitions job does
     await sql.raw(`create table ${name} partition of meter_readings for values from ('${from.toISOString()}') to ('${to.toISOString()}')`).execute(db);
   }
   const n = await sql<{ n: number }>`select count(*)::int as n from pg_inherits where inhparent = 'meter_readings'::regclass`.execute(db);

@@ -10,6 +10,8 @@ import { listChargerItems } from '../../src/domain/charging/personal-views.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
 import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+import { lockedReadingPartitions } from '../helpers/partitions.ts';
+import { monthPartition } from '../../src/jobs/partitions.job.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -49,16 +51,11 @@ it('plans a charger in use over the recent months only: the older partitions are
   const owner = await aUser(svc.deps);
   const inUse = await anOcppCharger(svc, owner);
   await reading(inUse.chargerId, new Date(Date.now() - 60_000), 7_000);
-  const now = new Date();
-  const recent = `meter_readings_${new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7).replace('-', '_')}`;
+  const recent = monthPartition(new Date(), -1).name;
   const locked = await svc.deps.db.transaction().execute(async (trx) => {
     const items = await listChargerItems({ ...svc.deps, db: joinTransaction(trx) }, owner.userId, inUse.chargerId);
     expect(items.map((i) => i.latest_meter_wh)).toEqual([7_000]);
-    const r = await sql<{ relname: string }>`
-      select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
-       where l.pid = pg_backend_pid() and l.relation in (select inhrelid from pg_inherits where inhparent = 'meter_readings'::regclass)
-       order by 1`.execute(trx);
-    return r.rows.map((x) => x.relname);
+    return lockedReadingPartitions(trx);
   });
   expect(locked.length).toBeGreaterThan(0);
   // the previous month on, and the partition for readings outside every month (it cannot be ruled out by a bound)

@@ -13,6 +13,7 @@ import { addHistoryMonths } from '../../bench/history.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+import { lockedReadingPartitions } from '../helpers/partitions.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -136,13 +137,6 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
       insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
       select ${ch.chargerId}::uuid, 1, 'part-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
         from generate_series(1, 6) g`.execute(db);
-    const lockedPartitions = (trx: typeof db) =>
-      sql<{ relname: string }>`
-        select distinct c.relname from pg_locks l join pg_class c on c.oid = l.relation
-         where l.pid = pg_backend_pid() and l.relation in (select inhrelid from pg_inherits where inhparent = 'meter_readings'::regclass)
-         order by 1`
-        .execute(trx)
-        .then((r) => r.rows.map((x) => x.relname));
     const holding = (since: Date) =>
       sql<{ relname: string }>`select distinct tableoid::regclass::text as relname from meter_readings where charger_id = ${ch.chargerId} and measured_at >= ${since} order by 1`
         .execute(db)
@@ -153,7 +147,7 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
     const readLocks = await db.transaction().execute(async (trx) => {
       const out = await applySetBased(trx, readingsOf(ch.chargerId, 6, 'part-', at, 160n), new Date());
       expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(6);
-      return lockedPartitions(trx);
+      return lockedReadingPartitions(trx);
     });
     const readMonths = await holding(at);
     expect(readMonths.length).toBeGreaterThanOrEqual(1);
@@ -171,7 +165,7 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
       }));
       const out = await applySetBasedStarts(trx, items, new Date());
       expect(out.map((o) => o?.kind)).toEqual(fresh.map(() => 'transaction_started'));
-      return lockedPartitions(trx);
+      return lockedReadingPartitions(trx);
     });
     const startMonths = await sql<{ relname: string }>`
       select distinct tableoid::regclass::text as relname from meter_readings where charger_id in (${sql.join(fresh.map((c) => c.chargerId))}) order by 1`
