@@ -73,7 +73,14 @@ export class ConnectBatches {
     this.boots = new MicroBatcher({
       ...o('boot'),
       key: (b) => b.ctx.chargerId,
-      run: (items) => bootMany(deps.db, items.map((b) => ({ chargerId: b.ctx.chargerId, ev: b.ev })), deps.clock(), deps.config.HEARTBEAT_INTERVAL_SECONDS),
+      run: (items) =>
+        bootMany(
+          deps.db,
+          items.map((b) => ({ chargerId: b.ctx.chargerId, ev: b.ev, cache: b.ctx.cache })),
+          deps.clock(),
+          deps.config.HEARTBEAT_INTERVAL_SECONDS,
+          deps.config.OCPP_MAX_POWER_W,
+        ),
       fallback: (b) => handleChargerEvent(deps, b.ctx, b.ev),
     });
     this.statuses = new MicroBatcher({

@@ -11,7 +11,10 @@
 // set-based (domain/charging/batch.ts: a few statements for the whole batch); the others run through the one-message
 // handler inside the same transaction. If anything in the batch fails, the transaction is undone and every
 // message of it runs on its own, exactly as without the pipeline, so a bad message is judged (and quarantined)
-// alone and a good one is never held back by it.
+// alone and a good one is never held back by it. The two commonest batches need no transaction at all: one whose
+// every message continues or stops a session its socket remembers, and one whose every message starts a new
+// session, are each one statement (atomic on its own) that writes everything or, when its checks fail, nothing;
+// the batch then goes the transaction's way.
 //
 // Readings that continue a session their socket remembers (one statement in autocommit, batch.ts applyRemembered)
 // are batched apart from the rest and first, with one batch slot of their own beyond the others: a charger's
@@ -21,7 +24,7 @@
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
 import { applyRemembered, applySetBased, type BatchItem, continuesRemembered } from '../domain/charging/batch.ts';
-import { applySetBasedStarts } from '../domain/charging/batch-starts.ts';
+import { applySetBasedStarts, applyStartsAlone } from '../domain/charging/batch-starts.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
 import { maxPowerWOf } from '../domain/charging/readings.ts';
@@ -72,11 +75,13 @@ export class IngestPipeline {
   }
 
   private async run(batch: Pending[]): Promise<EventOutcome[]> {
-    // every message continues a session its socket remembers: one statement, no explicit transaction
-    const remembered = await applyRemembered(this.deps.db, batch.map(itemOf), this.deps.clock());
-    if (remembered) {
+    // every message continues (or stops) a session its socket remembers, or every message starts a new session:
+    // one statement, no explicit transaction
+    const first = batch.map(itemOf);
+    const alone = (await applyRemembered(this.deps.db, first, this.deps.clock())) ?? (await applyStartsAlone(this.deps.db, first, this.deps.clock()));
+    if (alone) {
       this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
-      return remembered;
+      return alone;
     }
     let setBased = 0;
     const outcomes = await this.deps.db.transaction().execute(async (trx) => {

@@ -169,12 +169,7 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
   const plan = planOf(candidates, (c) => byKey.get(`${c.chargerId}|${c.transactionId}`), now);
   if (plan.taken.length === 0) return out;
 
-  // a stop's id tag gets its verdict, as the one-message path gives it
-  const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ index: c.index, chargerId: c.chargerId, idTag: c.stop!.idTag! }));
-  const verdicts = await verdictsOf(trx, tagged, now);
-  for (const c of plan.taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
-
-  const res = await writePlan(trx, plan);
+  const res = await writePlan(trx, plan, now);
   if (res.stored > 0) throw new BatchDiverged();
   if (!res.ok) throw new Error('set-based batch: a session locked by this transaction changed'); // cannot happen
   remember(items, plan, res.xs);
@@ -183,23 +178,23 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
 }
 
 /**
- * The batch in one statement and no explicit transaction, when every message of it continues a session whose row
- * the socket remembers from its previous set-based write (SocketCache.session, with the row's xmin): no read, no
- * BEGIN/COMMIT. The statement writes only if every session row is still that version (locked while it writes);
- * else, or when anything in the batch does not fit, it writes nothing and returns null: the caller runs the
- * batch the usual way, which reads the sessions afresh.
+ * The batch in one statement and no explicit transaction, when every message of it continues or stops a session
+ * whose row the socket remembers from its previous set-based write (SocketCache.session, with the row's xmin): no
+ * read, no BEGIN/COMMIT. The statement writes only if every session row is still that version (locked while it
+ * writes); else, or when anything in the batch does not fit, it writes nothing and returns null: the caller runs
+ * the batch the usual way, which reads the sessions afresh.
  */
 export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
   const candidates: Candidate[] = [];
   for (const [i, item] of items.entries()) {
-    if (!continuesRemembered(item)) return null;
+    if (!writesRemembered(item)) return null;
     const c = candidateOf(item, i);
     if (!c || c.readings.some((r) => r.signedData !== null)) return null;
     candidates.push(c);
   }
   const plan = planOf(candidates, (c) => items[c.index]!.cache!.session, now);
   if (plan.taken.length !== items.length) return null;
-  const res = await writePlan(db, plan);
+  const res = await writePlan(db, plan, now);
   if (res.stored > 0 || !res.ok) {
     for (const item of items) if (item.cache) item.cache.session = undefined;
     return null;
@@ -220,6 +215,19 @@ export function continuesRemembered(item: BatchItem): boolean {
   if (ev.kind === 'meter_values') return !ev.signed?.length && ev.ref !== null && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id;
   if (ev.kind === 'transaction_updated') return !ev.signed?.length && ev.idTag === null && ev.chargerTransactionId === s.transaction_id;
   return false;
+}
+
+/**
+ * What applyRemembered takes: a message that continues the session its socket remembers (continuesRemembered), or
+ * one that stops it (1.6 StopTransaction, 2.0.1 TransactionEvent Ended naming its transaction). Stops are not in
+ * the pipeline's fast lane (continuesRemembered), but a batch of them is one statement too.
+ */
+export function writesRemembered(item: BatchItem): boolean {
+  if (continuesRemembered(item)) return true;
+  const s = item.cache?.session;
+  const { ev } = item;
+  if (!s || s.charger_id !== item.chargerId || item.maxPowerW === undefined || ev.kind !== 'transaction_ended') return false;
+  return !ev.signed?.length && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id;
 }
 
 /** Each written session as its socket now knows it (a stopped one is forgotten). */
@@ -279,9 +287,10 @@ export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 't
 /**
  * One statement writes a plan: it checks that no register reading is stored already and that every session row
  * is the version the plan was made from, then inserts every reading and updates every session; or, when either
- * check fails, writes nothing and says so.
+ * check fails, writes nothing and says so. A stop's id tag gets its verdict from the same statement (the verdict
+ * changes nothing written: the one-message path records a stop whatever its verdict) and its outcome carries it.
  */
-async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: boolean; xs: string[] }> {
+async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored: number; ok: boolean; xs: string[] }> {
   // 2. one statement writes it all: it checks that no register reading is stored already, then inserts every
   // reading and updates every session, or, when one is (the stored state is not what this path assumed), writes
   // nothing and says so; the caller then undoes the batch and lets the one-message path judge each message. That
@@ -304,7 +313,8 @@ async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: bool
     reason: x.stop?.reason ?? null,
     tag: x.stop?.idTag ?? null,
   }));
-  const res = await sql<{ stored: number; ok: boolean; xs: string }>`
+  const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ i: c.index, charger_id: c.chargerId, tag: c.stop!.idTag! }));
+  const res = await sql<{ stored: number; ok: boolean; xs: string; verdicts: VerdictRow[] }>`
     with ${readingsCte(rows)},
     u as (
       select * from json_to_recordset(${JSON.stringify(u)}::json)
@@ -345,23 +355,47 @@ async function writePlan(db: Db, plan: Plan): Promise<{ stored: number; ok: bool
       returning s.id, s.xmin::text as x
     )
     select (select n from stored) as stored, (select ok from guard) as ok, (select count(*) from readings) as r,
-           coalesce((select string_agg(id || ' ' || x, ',') from sessions), '') as xs`.execute(db);
+           coalesce((select string_agg(id || ' ' || x, ',') from sessions), '') as xs,
+           ${verdictRows(tagged)} as verdicts`.execute(db);
   const row = res.rows[0];
+  const verdicts = verdictsFrom(row?.verdicts ?? [], now);
+  for (const c of plan.taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
   return { stored: row?.stored ?? 0, ok: row?.ok ?? false, xs: row?.xs ? row.xs.split(',') : [] };
 }
 
-/** The id-tag verdicts of many messages in one query, by item index (idTagVerdict's rule: verdictOfRow). */
-export async function verdictsOf(trx: Db, tagged: Array<{ index: number; chargerId: string; idTag: string }>, now: Date): Promise<Map<number, IdTagVerdict>> {
+/** A tagged message of a batch: its index, its charger and the id tag whose verdict it needs. */
+export interface Tagged {
+  i: number;
+  charger_id: string;
+  tag: string;
+}
+
+/** What a verdict is made of (idTagVerdict's rule: verdictOfRow), as a statement returns it in JSON. */
+export interface VerdictRow {
+  i: number;
+  auth_policy: string | null;
+  status: IdTagVerdict | null;
+  expires_at: string | null;
+}
+
+/**
+ * The rows the id-tag verdicts of many messages are made of, as one JSON value for the select list of a batch's
+ * statement (its writes never depend on a verdict, so the verdicts cost no statement of their own).
+ */
+export const verdictRows = (tagged: Tagged[]) =>
+  tagged.length === 0
+    ? sql<VerdictRow[]>`'[]'::json`
+    : sql<VerdictRow[]>`coalesce((
+      select json_agg(json_build_object('i', v.i, 'auth_policy', c.auth_policy, 'status', t.status, 'expires_at', t.expires_at))
+        from json_to_recordset(${JSON.stringify(tagged)}::json) as v(i int, charger_id uuid, tag text)
+        left join ocpp_chargers c on c.charger_id = v.charger_id
+        left join ocpp_id_tokens t on t.charger_id = v.charger_id and t.id_token = v.tag), '[]')`;
+
+/** The verdicts of verdictRows' rows, by message index (verdictOfRow's rule). */
+export function verdictsFrom(rows: VerdictRow[], now: Date): Map<number, IdTagVerdict> {
   const verdicts = new Map<number, IdTagVerdict>();
-  if (tagged.length === 0) return verdicts;
-  const rows = await sql<{ i: number; auth_policy: string | null; status: IdTagVerdict | null; expires_at: Date | null }>`
-    select u.i, c.auth_policy, t.status, t.expires_at
-      from unnest(${tagged.map((c) => c.index)}::int[], ${tagged.map((c) => c.chargerId)}::uuid[], ${tagged.map((c) => c.idTag)}::text[])
-           as u(i, charger_id, tag)
-      left join ocpp_chargers c on c.charger_id = u.charger_id
-      left join ocpp_id_tokens t on t.charger_id = u.charger_id and t.id_token = u.tag`.execute(trx);
-  for (const r of rows.rows) {
-    const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at };
+  for (const r of rows) {
+    const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at === null ? null : new Date(r.expires_at) };
     verdicts.set(r.i, verdictOfRow(row, now).verdict);
   }
   return verdicts;

@@ -72,8 +72,17 @@ export type BootEvent = Extract<ChargerEvent, { kind: 'boot' }>;
  * vendor/model, then one statement records every boot (charger model, serial and firmware, boot time, answered
  * unless Rejected) and closes the sessions the chargers left open (C4.6), as the one-charger handler does.
  * The chargers' live-state rows exist (the socket's markConnected ran before any of its calls).
+ *
+ * Each socket's cache gets its charger's maximum power as maxPowerW would read it after the boot (the resolved
+ * model's, else `fallbackW`), so the charger's first transaction message does not read it again.
  */
-export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: BootEvent }>, now: Date, intervalSeconds: number): Promise<EventOutcome[]> {
+export async function bootMany(
+  db: Db,
+  items: Array<{ chargerId: string; ev: BootEvent; cache?: { maxPowerW: number | undefined } | undefined }>,
+  now: Date,
+  intervalSeconds: number,
+  fallbackW: number,
+): Promise<EventOutcome[]> {
   if (items.length === 0) return [];
   const models = new Map<string, ResolveResult>();
   for (const { ev } of items) {
@@ -105,6 +114,10 @@ export async function bootMany(db: Db, items: Array<{ chargerId: string; ev: Boo
       from locked l, u where o.charger_id = l.charger_id and o.charger_id = u.charger_id
     returning o.charger_id, o.registration_status`.execute(db);
   const status = new Map(r.rows.map((x) => [x.charger_id, x.registration_status]));
+  items.forEach((i, k) => {
+    const m = res[k]!;
+    if (i.cache) i.cache.maxPowerW = m.resolved ? m.model.max_power_w : fallbackW;
+  });
   return items.map((i) => {
     const s = status.get(i.chargerId);
     if (s === undefined) throw new Error(`boot of a charger without a live-state row: ${i.chargerId}`);
