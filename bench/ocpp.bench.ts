@@ -393,6 +393,8 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           wal_steady: walBetween(waits.wal, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity),
           wal_workload: walBetween(waits.wal, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity),
           server_cpu_us_per_call_steady: perCall(serverCpuBetween(waits.serverCpu, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity), steady.mvEnd - steady.mvStart),
+          // the whole workload window holds the bursts of starts and stops, per message of any kind
+          server_cpu_us_per_msg_workload: perCall(serverCpuBetween(waits.serverCpu, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity), msgsInWorkload),
         }
       : null;
     if (dbWaits) {
@@ -403,6 +405,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       say(
         `   PostgreSQL's own CPU (its processes on this machine) in the steady window: ${dbWaits.server_cpu_us_per_call_steady === null ? 'not seen (no postgres process here)' : `${dbWaits.server_cpu_us_per_call_steady} µs per MeterValues`}`,
       );
+      if (dbWaits.server_cpu_us_per_msg_workload !== null) say(`     … in the whole workload window: ${dbWaits.server_cpu_us_per_msg_workload} µs per message`);
     }
     const kept = target === 'gateway' ? await storedOf(server) : null;
     if (target === 'gateway') {
