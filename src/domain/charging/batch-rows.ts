@@ -13,9 +13,8 @@ export const isRegister = (r: EnergyReading) => r.measurand === ENERGY_REGISTER 
 
 export interface ReadingRecord {
   charger_id: string;
+  /** null for a start's readings: its session is created in the same statement (matched by charger) */
   session_id: string | null;
-  /** a start's transaction id (its session is created in the same statement), else null */
-  tx: string | null;
   connector_id: number;
   /** measured_at, epoch ms */
   at: number;
@@ -30,11 +29,10 @@ export interface ReadingRecord {
   register: boolean;
 }
 
-export function readingRecord(chargerId: string, connectorId: number, sessionId: string | null, tx: string | null, r: EnergyReading, anomaly: string | null): ReadingRecord {
+export function readingRecord(chargerId: string, connectorId: number, sessionId: string | null, r: EnergyReading, anomaly: string | null): ReadingRecord {
   return {
     charger_id: chargerId,
     session_id: sessionId,
-    tx,
     connector_id: connectorId,
     at: r.measuredAt.getTime(),
     measurand: r.measurand,
@@ -64,7 +62,7 @@ export const rowCount = (n: number) => sql`limit ${sql.lit(n)}`;
 export const readingsCte = (records: ReadingRecord[]) => sql`r as (
       select r.*, ${AT_MS(sql.ref('r.at'))} as measured_at
         from json_to_recordset(${JSON.stringify(records)}::json)
-             as r(charger_id uuid, session_id uuid, tx text, connector_id int, at bigint, measurand text, phase text, wh bigint,
+             as r(charger_id uuid, session_id uuid, connector_id int, at bigint, measurand text, phase text, wh bigint,
                   context text, signed_data text, signature_status text, anomaly text, power_w int, register boolean)
        ${rowCount(records.length)})`;
 

@@ -123,7 +123,7 @@ async function writeStarts(db: Db, items: BatchItem[], starts: StartCandidate[],
       last_reading_at: last ? last.measuredAt : null,
       last_power_w: last?.powerW ?? null,
     });
-    for (const r of c.readings) rows.push(readingRecord(c.chargerId, c.ev.connectorId, null, null, r, anomalyOf.get(r) ?? null));
+    for (const r of c.readings) rows.push(readingRecord(c.chargerId, c.ev.connectorId, null, r, anomalyOf.get(r) ?? null));
   }
   // the starts as one JSON parameter, times as epoch ms (batch-rows.ts says why)
   const sessionRecords = sessions.map(({ started_at, last_reading_at, ...x }) => ({

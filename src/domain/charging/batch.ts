@@ -137,7 +137,7 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     const totals = totalsOf(s);
     const judged = foldSteps(totals, { wh: BigInt(s.last_meter_wh), at: since.getTime(), w: s.last_power_w }, pointsOf(registers, now), c.maxW);
     const anomalyOf = judge(c.readings, registers, judged, now);
-    for (const r of c.readings) rows.push(readingRecord(c.chargerId, s.connector_id, s.id, null, r, anomalyOf.get(r) ?? null));
+    for (const r of c.readings) rows.push(readingRecord(c.chargerId, s.connector_id, s.id, r, anomalyOf.get(r) ?? null));
     const last = registers[registers.length - 1];
     const lastW = last ? (last.powerW ?? null) : s.last_power_w;
     updates.push({ id: s.id, x: s.x, state: s, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop });
