@@ -1,11 +1,12 @@
-// The rows of the set-based ingest statements (batch.ts, batch-starts.ts) and the SQL they share.
+// The rows of the set-based ingest statements (batch.ts, batch-starts.ts) and the SQL they share (the id tags' verdicts too).
 //
 // The batch statements take their rows as one JSON parameter (json_to_recordset) rather than a dozen arrays: the
 // driver serialises arrays element by element in JavaScript (quoting every string, formatting every Date), which
 // was 7 % of the gateway's CPU in a burst of starts; JSON.stringify is native. Times go as epoch milliseconds
 // and are turned back into timestamptz exactly (AT_MS).
 import { sql } from 'kysely';
-import type { EnergyReading } from './events.ts';
+import { verdictOfRow } from '../chargers/id-tokens.ts';
+import type { EnergyReading, IdTagVerdict } from './events.ts';
 import { ENERGY_REGISTER } from './readings.ts';
 import { keepSignatureStatus } from './signatures.ts';
 
@@ -102,3 +103,41 @@ export const KEEP_STORED_READING = sql`on conflict (charger_id, connector_id, me
         signature_status = ${keepSignatureStatus},
         context = coalesce(meter_readings.context, excluded.context),
         power_w = coalesce(meter_readings.power_w, excluded.power_w)`;
+
+/** A tagged message of a batch: its index, its charger and the id tag whose verdict it needs. */
+export interface Tagged {
+  i: number;
+  charger_id: string;
+  tag: string;
+}
+
+/** What a verdict is made of (idTagVerdict's rule: verdictOfRow), as a statement returns it in JSON. */
+export interface VerdictRow {
+  i: number;
+  auth_policy: string | null;
+  status: IdTagVerdict | null;
+  expires_at: string | null;
+}
+
+/**
+ * The rows the id-tag verdicts of many messages are made of, as one JSON value for the select list of a batch's
+ * statement (its writes never depend on a verdict, so the verdicts cost no statement of their own).
+ */
+export const verdictRows = (tagged: Tagged[]) =>
+  tagged.length === 0
+    ? sql<VerdictRow[]>`'[]'::json`
+    : sql<VerdictRow[]>`coalesce((
+      select json_agg(json_build_object('i', v.i, 'auth_policy', c.auth_policy, 'status', t.status, 'expires_at', t.expires_at))
+        from json_to_recordset(${JSON.stringify(tagged)}::json) as v(i int, charger_id uuid, tag text)
+        left join ocpp_chargers c on c.charger_id = v.charger_id
+        left join ocpp_id_tokens t on t.charger_id = v.charger_id and t.id_token = v.tag), '[]')`;
+
+/** The verdicts of verdictRows' rows, by message index (verdictOfRow's rule). */
+export function verdictsFrom(rows: VerdictRow[], now: Date): Map<number, IdTagVerdict> {
+  const verdicts = new Map<number, IdTagVerdict>();
+  for (const r of rows) {
+    const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at === null ? null : new Date(r.expires_at) };
+    verdicts.set(r.i, verdictOfRow(row, now).verdict);
+  }
+  return verdicts;
+}

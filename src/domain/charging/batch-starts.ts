@@ -2,8 +2,22 @@
 // pipeline's group commit; the readings that continue a session are in batch.ts.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, type ReadingRecord, readingRecord, readingsCte, rowCount, storedRegisters } from './batch-rows.ts';
-import { BatchDiverged, type BatchItem, judge, pointsOf, rememberedSession, type SessionState, type Tagged, type VerdictRow, verdictRows, verdictsFrom } from './batch.ts';
+import {
+  AT_MS,
+  isRegister,
+  KEEP_STORED_READING,
+  readingColumns,
+  type ReadingRecord,
+  readingRecord,
+  readingsCte,
+  rowCount,
+  storedRegisters,
+  type Tagged,
+  type VerdictRow,
+  verdictRows,
+  verdictsFrom,
+} from './batch-rows.ts';
+import { BatchDiverged, type BatchItem, judge, pointsOf, rememberedSession, type SessionState } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { foldSteps, mergeReadings, noTotals, type SessionEnergy, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';

@@ -11,11 +11,23 @@
 // totals, with the same clock for future_timestamp. A message that does not fit is left to the one-message path.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { verdictOfRow } from '../chargers/id-tokens.ts';
-import type { ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
+import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { arrivalFlag, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
-import { AT_MS, isRegister, KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte, rowCount, storedRegisters } from './batch-rows.ts';
+import {
+  AT_MS,
+  isRegister,
+  KEEP_STORED_READING,
+  readingColumns,
+  readingRecord,
+  type ReadingRecord,
+  readingsCte,
+  rowCount,
+  storedRegisters,
+  type VerdictRow,
+  verdictRows,
+  verdictsFrom,
+} from './batch-rows.ts';
 import { judgeSignatures } from './signatures.ts';
 
 export interface BatchItem {
@@ -209,9 +221,9 @@ export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Pr
  * takes only these, and declines any whose readings do not fit once planned).
  */
 export function continuesRemembered(item: BatchItem): boolean {
-  const s = item.cache?.session;
+  const s = usableSession(item);
   const { ev } = item;
-  if (!s || s.charger_id !== item.chargerId || item.maxPowerW === undefined) return false;
+  if (!s) return false;
   if (ev.kind === 'meter_values') return !ev.signed?.length && ev.ref !== null && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id;
   if (ev.kind === 'transaction_updated') return !ev.signed?.length && ev.idTag === null && ev.chargerTransactionId === s.transaction_id;
   return false;
@@ -224,10 +236,16 @@ export function continuesRemembered(item: BatchItem): boolean {
  */
 export function writesRemembered(item: BatchItem): boolean {
   if (continuesRemembered(item)) return true;
-  const s = item.cache?.session;
+  const s = usableSession(item);
   const { ev } = item;
-  if (!s || s.charger_id !== item.chargerId || item.maxPowerW === undefined || ev.kind !== 'transaction_ended') return false;
+  if (!s || ev.kind !== 'transaction_ended') return false;
   return !ev.signed?.length && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id;
+}
+
+/** The session the item's socket remembers, when a message may be written against it (its charger's, power known). */
+function usableSession(item: BatchItem): SessionState | undefined {
+  const s = item.cache?.session;
+  return s && s.charger_id === item.chargerId && item.maxPowerW !== undefined ? s : undefined;
 }
 
 /** Each written session as its socket now knows it (a stopped one is forgotten). */
@@ -361,42 +379,4 @@ async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored: numbe
   const verdicts = verdictsFrom(row?.verdicts ?? [], now);
   for (const c of plan.taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
   return { stored: row?.stored ?? 0, ok: row?.ok ?? false, xs: row?.xs ? row.xs.split(',') : [] };
-}
-
-/** A tagged message of a batch: its index, its charger and the id tag whose verdict it needs. */
-export interface Tagged {
-  i: number;
-  charger_id: string;
-  tag: string;
-}
-
-/** What a verdict is made of (idTagVerdict's rule: verdictOfRow), as a statement returns it in JSON. */
-export interface VerdictRow {
-  i: number;
-  auth_policy: string | null;
-  status: IdTagVerdict | null;
-  expires_at: string | null;
-}
-
-/**
- * The rows the id-tag verdicts of many messages are made of, as one JSON value for the select list of a batch's
- * statement (its writes never depend on a verdict, so the verdicts cost no statement of their own).
- */
-export const verdictRows = (tagged: Tagged[]) =>
-  tagged.length === 0
-    ? sql<VerdictRow[]>`'[]'::json`
-    : sql<VerdictRow[]>`coalesce((
-      select json_agg(json_build_object('i', v.i, 'auth_policy', c.auth_policy, 'status', t.status, 'expires_at', t.expires_at))
-        from json_to_recordset(${JSON.stringify(tagged)}::json) as v(i int, charger_id uuid, tag text)
-        left join ocpp_chargers c on c.charger_id = v.charger_id
-        left join ocpp_id_tokens t on t.charger_id = v.charger_id and t.id_token = v.tag), '[]')`;
-
-/** The verdicts of verdictRows' rows, by message index (verdictOfRow's rule). */
-export function verdictsFrom(rows: VerdictRow[], now: Date): Map<number, IdTagVerdict> {
-  const verdicts = new Map<number, IdTagVerdict>();
-  for (const r of rows) {
-    const row = r.auth_policy === null ? undefined : { auth_policy: r.auth_policy, status: r.status, expires_at: r.expires_at === null ? null : new Date(r.expires_at) };
-    verdicts.set(r.i, verdictOfRow(row, now).verdict);
-  }
-  return verdicts;
 }
