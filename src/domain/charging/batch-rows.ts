@@ -1,4 +1,5 @@
-// The rows of the set-based ingest statements (batch.ts, batch-starts.ts) and the SQL they share (the id tags' verdicts too).
+// The rows of the set-based ingest statements (batch.ts, batch-starts.ts) and the SQL they share, the id tags'
+// verdicts included.
 //
 // The batch statements take their rows as one JSON parameter (json_to_recordset) rather than a dozen arrays: the
 // driver serialises arrays element by element in JavaScript (quoting every string, formatting every Date), which
