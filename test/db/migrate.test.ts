@@ -1,10 +1,13 @@
 // Migrations: applied once, in order, by concurrent starters (the Migrator's advisory lock on PostgreSQL).
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/database.ts';
-import { listMigrationFiles, migrate, pendingMigrations } from '../../src/db/migrate.ts';
+import { listMigrationFiles, migrate, MIGRATIONS_DIR, pendingMigrations } from '../../src/db/migrate.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { withDatabase } from '../helpers/global-setup.ts';
 
@@ -53,6 +56,44 @@ describe('migrations', () => {
         expect(r.rows[0]!.statement_timeout).toBe('1ms');
       } finally {
         await h.close();
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      }
+    });
+
+    it('0061 gives the sessions kept before it the span of their register readings', async () => {
+      const base = process.env.DATABASE_URL!;
+      const name = `ere_mig_${crypto.randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      // the migrations before 0061, then sessions and readings as the service kept them, then 0061
+      const before = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-mig-'));
+      for (const f of listMigrationFiles().filter((f) => f < '0061')) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(before, f));
+      const h = await createDb({ DATABASE_URL: withDatabase(base, name) });
+      try {
+        await migrate(h.db, before);
+        const ids = await sql<{ charger: string; used: string; unused: string }>`
+          with c as (insert into chargers (nickname) values ('kept') returning id),
+               s as (insert into charging_sessions (charger_id, transaction_id, started_at, last_reading_at)
+                     select c.id, t, '2026-03-01T10:00:00Z', case when t = 'used' then '2026-04-02T10:00:00Z'::timestamptz end
+                       from c, unnest(array['used', 'unused']) t returning id, transaction_id)
+          select (select id from c) as charger, (select id from s where transaction_id = 'used') as used, (select id from s where transaction_id = 'unused') as unused`.execute(h.db);
+        const { charger, used, unused } = ids.rows[0]!;
+        await sql`insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh) values
+          (${charger}, ${used}, 1, '2026-02-28T23:00:00Z', 'Energy.Active.Import.Register', 'L1', 1),
+          (${charger}, ${used}, 1, '2026-02-28T23:30:00Z', 'Current.Import', '', 16),
+          (${charger}, ${used}, 1, '2026-03-01T09:59:00Z', 'Energy.Active.Import.Register', '', 1000),
+          (${charger}, ${used}, 1, '2026-04-02T10:00:00Z', 'Energy.Active.Import.Register', '', 9000)`.execute(h.db);
+        expect(await migrate(h.db)).toEqual(['0061_session_reading_span']);
+        const rows = await h.db.selectFrom('charging_sessions').select(['id', 'first_reading_at', 'last_reading_at']).execute();
+        const byId = new Map(rows.map((r) => [r.id, [r.first_reading_at?.toISOString() ?? null, r.last_reading_at?.toISOString() ?? null]]));
+        // the phase-less register readings only: a phase's or another measurand's time is not the span
+        expect(byId.get(used)).toEqual(['2026-03-01T09:59:00.000Z', '2026-04-02T10:00:00.000Z']);
+        expect(byId.get(unused)).toEqual([null, null]);
+      } finally {
+        await h.close();
+        fs.rmSync(before, { recursive: true, force: true });
         await admin.query(`drop database if exists ${name} with (force)`);
         await admin.end();
       }

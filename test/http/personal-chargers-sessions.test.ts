@@ -18,6 +18,7 @@ afterAll(() => svc.close());
 
 /** A session of `wh` Wh with its two register readings (at the start, and at the end or half an hour in). */
 async function aSession(chargerId: string, startedAt: string, wh: number, endedAt: string | null = null) {
+  const last = endedAt ?? new Date(new Date(startedAt).getTime() + 1_800_000).toISOString();
   const s = await svc.deps.db
     .insertInto('charging_sessions')
     .values({
@@ -28,10 +29,12 @@ async function aSession(chargerId: string, startedAt: string, wh: number, endedA
       status: endedAt ? 'completed' : 'active',
       energy_wh: wh,
       id_tag: 'TAG',
+      // the span of its register readings, as the gateway keeps it
+      first_reading_at: startedAt,
+      last_reading_at: last,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const last = endedAt ?? new Date(new Date(startedAt).getTime() + 1_800_000).toISOString();
   await svc.deps.db
     .insertInto('meter_readings')
     .values([

@@ -154,7 +154,7 @@ async function storedOf(svc: TestService, chargerId: string) {
   const sessions = await svc.deps.db
     .selectFrom('charging_sessions')
     .select([
-      'id', 'status', 'connector_id', 'energy_wh', 'meter_start_wh', 'meter_stop_wh', 'last_meter_wh', 'last_reading_at', 'started_at', 'ended_at', 'end_provisional',
+      'id', 'status', 'connector_id', 'energy_wh', 'meter_start_wh', 'meter_stop_wh', 'last_meter_wh', 'first_reading_at', 'last_reading_at', 'started_at', 'ended_at', 'end_provisional',
       'held_wh', 'review_status', 'review_reason', 'last_power_w',
     ])
     .where('charger_id', '=', chargerId)
@@ -226,6 +226,12 @@ it(`batched ingest stores what the one-message path stores (seed ${seed})`, { ti
     const b = await storedOf(oneByOne, idsOne[i]!);
     expect(a, `charger ${i} (${scripts[i]!.protocol}), seed ${seed}`).toEqual(b);
     expect(a.readings.length).toBeGreaterThan(0);
+    // every session's span is its register readings' first and last time (the reads bounded by it miss none)
+    a.sessions.forEach((s, k) => {
+      const times = a.readings.filter((r) => r.session === k && r.measurand === 'Energy.Active.Import.Register' && r.phase === '').map((r) => r.measured_at.getTime());
+      const span = times.length === 0 ? [null, null] : [Math.min(...times), Math.max(...times)];
+      expect([s.first_reading_at?.getTime() ?? null, s.last_reading_at?.getTime() ?? null], `charger ${i} session ${k}, seed ${seed}`).toEqual(span);
+    });
     for (const r of a.readings) if (r.anomaly) seen.reasons.add(r.anomaly);
     for (const s of a.sessions) if (s.review_status) seen.reviews.add(s.review_status);
     seen.power += a.readings.filter((r) => r.power_w !== null).length;

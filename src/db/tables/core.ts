@@ -164,6 +164,8 @@ export interface ChargingSessionsTable {
   meter_stop_wh: NullableInt8;
   last_meter_wh: NullableInt8;
   last_reading_at: NullableTimestamp;
+  /** migrations/0061: the time of the session's first register reading (null while it has none); its last is last_reading_at */
+  first_reading_at: NullableTimestamp;
   energy_wh: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
   status: Generated<'active' | 'completed'>;
   end_provisional: Generated<boolean>;

@@ -33,6 +33,7 @@ interface NewSession extends SessionEnergy {
   transaction_id: string | null;
   id_tag: string | null;
   started_at: Date;
+  first_reading_at: Date | null;
 }
 
 interface StartCandidate {
@@ -134,15 +135,17 @@ async function writeStarts(db: Db, items: BatchItem[], starts: StartCandidate[],
       meter_start_wh: meterStart === null ? null : meterStart.toString(),
       ...totalsColumns(totals),
       last_meter_wh: last ? last.wh.toString() : null,
+      first_reading_at: first ? first.measuredAt : null,
       last_reading_at: last ? last.measuredAt : null,
       last_power_w: last?.powerW ?? null,
     });
     for (const r of c.readings) rows.push(readingRecord(c.chargerId, c.ev.connectorId, null, r, anomalyOf.get(r) ?? null));
   }
   // the starts as one JSON parameter, times as epoch ms (batch-rows.ts says why)
-  const sessionRecords = sessions.map(({ started_at, last_reading_at, ...x }) => ({
+  const sessionRecords = sessions.map(({ started_at, first_reading_at, last_reading_at, ...x }) => ({
     ...x,
     at: started_at.getTime(),
+    first_at: first_reading_at === null ? null : first_reading_at.getTime(),
     last_at: last_reading_at === null ? null : last_reading_at.getTime(),
   }));
   const tagged: Tagged[] = starts.filter((c) => c.ev.idTag !== null).map((c) => ({ i: c.index, charger_id: c.chargerId, tag: c.ev.idTag! }));
@@ -150,10 +153,11 @@ async function writeStarts(db: Db, items: BatchItem[], starts: StartCandidate[],
   const res = await sql<{ existing: number[]; stored: number; made: Made[]; verdicts: VerdictRow[] }>`
     with ${readingsCte(rows)},
     n as (
-      select n.*, ${AT_MS(sql.ref('n.at'))} as started_at, ${AT_MS(sql.ref('n.last_at'))} as last_reading_at
+      select n.*, ${AT_MS(sql.ref('n.at'))} as started_at, ${AT_MS(sql.ref('n.first_at'))} as first_reading_at,
+             ${AT_MS(sql.ref('n.last_at'))} as last_reading_at
         from json_to_recordset(${JSON.stringify(sessionRecords)}::json)
              as n(i int, charger_id uuid, connector_id int, transaction_id text, id_tag text, at bigint, meter_start_wh bigint, energy_wh bigint,
-                  held_wh bigint, review_status text, review_reason text, last_meter_wh bigint, last_at bigint, last_power_w int)
+                  held_wh bigint, review_status text, review_reason text, last_meter_wh bigint, first_at bigint, last_at bigint, last_power_w int)
        ${rowCount(sessionRecords.length)}
     ),
     -- a start whose session exists already: a lateral probe per start (not EXISTS): the planner, without statistics
@@ -188,10 +192,10 @@ async function writeStarts(db: Db, items: BatchItem[], starts: StartCandidate[],
     ),
     created as (
       insert into charging_sessions (charger_id, connector_id, transaction_id, id_tag, started_at, meter_start_wh, energy_wh, held_wh,
-                                     review_status, review_reason, last_meter_wh, last_reading_at, last_power_w)
+                                     review_status, review_reason, last_meter_wh, first_reading_at, last_reading_at, last_power_w)
       -- a 1.6 start gets its transaction id from the sequence
       select n.charger_id, n.connector_id, coalesce(n.transaction_id, nextval('ocpp16_transaction_id_seq')::integer::text), n.id_tag, n.started_at,
-             n.meter_start_wh, n.energy_wh, n.held_wh, n.review_status, n.review_reason, n.last_meter_wh, n.last_reading_at, n.last_power_w
+             n.meter_start_wh, n.energy_wh, n.held_wh, n.review_status, n.review_reason, n.last_meter_wh, n.first_reading_at, n.last_reading_at, n.last_power_w
         from n
        where (select ok from go)
       returning id, charger_id, transaction_id, xmin::text as x, status, end_provisional

@@ -325,6 +325,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
     .set({
       ...totalsColumns(totals),
       last_meter_wh: last ? last.wh : null,
+      first_reading_at: first ? first.measured_at : null,
       last_reading_at: last ? last.measured_at : null,
       last_power_w: last ? last.power_w : null,
       meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
