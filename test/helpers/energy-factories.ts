@@ -2,6 +2,7 @@
 // monthly energy rows, inserted directly (tests on the real database; no HTTP needed to set the stage).
 import crypto from 'node:crypto';
 import type { Deps } from '../../src/deps.ts';
+import { recomputeSession } from '../../src/domain/charging/readings.ts';
 
 let seq = 0;
 const ean = () => '871' + String(crypto.randomInt(0, 1e9)).padStart(9, '0') + String(crypto.randomInt(0, 1e6)).padStart(6, '0');
@@ -107,6 +108,7 @@ export async function aSession(
       meter_start_wh: first[1],
       meter_stop_wh: last[1],
       last_meter_wh: last[1],
+      first_reading_at: new Date(first[0]),
       last_reading_at: new Date(last[0]),
       energy_wh: energy,
       ...(held > 0 ? { held_wh: held, review_status: 'held' as const, review_reason: readings.find((r) => r[2] !== undefined)![2]! } : {}),
@@ -154,10 +156,14 @@ export async function anEnergyMonth(
   return r.id;
 }
 
-/** A register reading that arrives late for an existing session (an offline batch): the session row is untouched. */
+/**
+ * A register reading that arrives late for an existing session (an offline batch), stored as the gateway stores it:
+ * the reading, then the session recomputed from all its readings (energy, span, updated_at) under its row lock.
+ */
 export async function aLateReading(deps: Deps, chargerId: string, sessionId: string, at: string, wh: number, anomaly: string | null = null): Promise<void> {
-  await deps.db
-    .insertInto('meter_readings')
-    .values({ charger_id: chargerId, session_id: sessionId, connector_id: 1, measured_at: new Date(at), wh, anomaly })
-    .execute();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.selectFrom('charging_sessions').select('id').where('id', '=', sessionId).forUpdate().execute();
+    await trx.insertInto('meter_readings').values({ charger_id: chargerId, session_id: sessionId, connector_id: 1, measured_at: new Date(at), wh, anomaly }).execute();
+    await recomputeSession(trx, sessionId, deps.config.OCPP_MAX_POWER_W);
+  });
 }

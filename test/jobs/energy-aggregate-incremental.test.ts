@@ -61,7 +61,7 @@ describe('energy-aggregate, incremental', () => {
     const changed = after.filter((r) => before.find((x) => key(x) === key(r))!.updated_at.getTime() !== r.updated_at.getTime());
     expect(changed.map((r) => [r.connection_id, r.month, r.kwh, r.sessions])).toEqual([[a.connectionId, '2026-10', '4.50', 2]]);
 
-    // a reading of May arrives late (offline batch, the session row untouched): May is picked up
+    // a reading of May arrives late (an offline batch): May is picked up
     await aLateReading(svc.deps, a.midChargerId!, sA, '2026-05-10T11:00:00Z', 5_750);
     const third = await run();
     expect(third).toMatchObject({ months_recomputed: 1, updated: 1 });

@@ -1,6 +1,8 @@
 // The register series of sessions as the ERE counting rule (ere/counting.ts) reads it: the phase-less
 // Energy.Active.Import.Register readings in time order, each marked whether the step ending at it is held out of
 // ERE. Which steps are held is the gateway's step rule (readings.ts); it is applied here and nowhere else.
+// A session's register readings lie between its first_reading_at and last_reading_at (migrations/0061), so every
+// lookup here names those months and the planner reads only their partitions of meter_readings (D76).
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
 import { ENERGY_REGISTER, stepCounts } from './readings.ts';
@@ -8,11 +10,14 @@ import { ENERGY_REGISTER, stepCounts } from './readings.ts';
 /** Register points of the given sessions, by session id (sessions without readings are absent). */
 export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterPoint[]>> {
   const out = new Map<string, RegisterPoint[]>();
-  if (sessionIds.length === 0) return out;
+  const span = await readingSpanOf(db, sessionIds);
+  if (!span) return out;
   const rows = await db
     .selectFrom('meter_readings')
     .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review'])
-    .where('session_id', 'in', [...new Set(sessionIds)])
+    .where('session_id', 'in', span.ids)
+    .where('measured_at', '>=', span.from)
+    .where('measured_at', '<=', span.to)
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
     .orderBy('session_id')
@@ -36,19 +41,33 @@ export interface RegisterSpan {
 }
 
 /**
- * The span of each session's register readings and its counted energy, in one grouped query: a session wholly
+ * The span of each session's register readings and its counted energy, from the session rows alone: a session wholly
  * after the signing moment counts its energy_wh whole, so its points need not be read (GET /chargers is polled often).
  */
 export async function registerSpansOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterSpan>> {
   if (sessionIds.length === 0) return new Map();
   const rows = await db
-    .selectFrom('charging_sessions as s')
-    .innerJoin('meter_readings as r', 'r.session_id', 's.id')
-    .select(['s.id', 's.energy_wh', (eb) => eb.fn.min('r.measured_at').as('first'), (eb) => eb.fn.max('r.measured_at').as('last')])
-    .where('s.id', 'in', [...new Set(sessionIds)])
-    .where('r.measurand', '=', ENERGY_REGISTER)
-    .where('r.phase', '=', '')
-    .groupBy(['s.id', 's.energy_wh'])
+    .selectFrom('charging_sessions')
+    .select(['id', 'energy_wh', 'first_reading_at', 'last_reading_at'])
+    .where('id', 'in', [...new Set(sessionIds)])
+    .where('first_reading_at', 'is not', null)
+    .where('last_reading_at', 'is not', null)
     .execute();
-  return new Map(rows.map((r) => [r.id, { first: new Date(r.first), last: new Date(r.last), energyWh: BigInt(r.energy_wh) }]));
+  return new Map(rows.map((r) => [r.id, { first: new Date(r.first_reading_at!), last: new Date(r.last_reading_at!), energyWh: BigInt(r.energy_wh) }]));
+}
+
+/**
+ * The sessions given and the times all their register readings lie between (their first_reading_at and
+ * last_reading_at); undefined when none of them has a reading. A lookup of their readings bounded by these times
+ * is planned over those months' partitions only.
+ */
+export async function readingSpanOf(db: Db, sessionIds: string[]): Promise<{ ids: string[]; from: Date; to: Date } | undefined> {
+  if (sessionIds.length === 0) return undefined;
+  const ids = [...new Set(sessionIds)];
+  const r = await db
+    .selectFrom('charging_sessions')
+    .select((eb) => [eb.fn.min('first_reading_at').as('from'), eb.fn.max('last_reading_at').as('to')])
+    .where('id', 'in', ids)
+    .executeTakeFirst();
+  return r?.from && r.to ? { ids, from: new Date(r.from), to: new Date(r.to) } : undefined;
 }

@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { ENERGY_REGISTER } from './readings.ts';
+import { readingSpanOf } from './register-points.ts';
 
 /** C5.5 `signed` of sessions: their signed register readings, and how many of them verified and failed. */
 export interface SignedCounts {
@@ -11,7 +12,8 @@ export interface SignedCounts {
 }
 
 export async function signedCountsOf(db: Db, sessionIds: string[]): Promise<Map<string, SignedCounts>> {
-  if (sessionIds.length === 0) return new Map();
+  const span = await readingSpanOf(db, sessionIds);
+  if (!span) return new Map();
   const rows = await db
     .selectFrom('meter_readings')
     .select((eb) => [
@@ -20,7 +22,9 @@ export async function signedCountsOf(db: Db, sessionIds: string[]): Promise<Map<
       sql<string>`count(*) filter (where signature_status = 'verified')`.as('verified'),
       sql<string>`count(*) filter (where signature_status = 'invalid')`.as('invalid'),
     ])
-    .where('session_id', 'in', sessionIds)
+    .where('session_id', 'in', span.ids)
+    .where('measured_at', '>=', span.from)
+    .where('measured_at', '<=', span.to)
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
     .where('signed_data', 'is not', null)

@@ -6,7 +6,6 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from 'pino';
 import { monthOf, nextMonth } from '../../lib/amsterdam-time.ts';
-import { ENERGY_REGISTER } from '../charging/readings.ts';
 import { mandateFrom } from '../ere/counting.ts';
 
 export interface ConnPlan {
@@ -104,34 +103,19 @@ async function markChangedMonths(trx: Db, plans: Map<string, ConnPlan>, chargerP
     const { pending_from: pf, pending_to: pt } = p.stored;
     if (pf && pt && pf <= nowMonth) for (const m of monthRange(pf, pt < nowMonth ? pt : nowMonth)) p.months.add(m);
   }
-  // Sessions whose inputs changed since the watermark: the session row (start, new readings and anomaly flags via
-  // the gateway's recompute) or a reading received since (offline batches).
+  // Sessions whose inputs changed since the watermark: every write of a session's row or readings (its start, new
+  // readings, offline batches, anomaly flags and reviews via the gateway's recompute) stamps its updated_at. The
+  // months its register readings span are on the row too (first_reading_at, last_reading_at): no reading is read.
   const since = sql<Date>`(select since from energy_aggregate_watermark where id = 1)`;
   const touched = await trx
     .selectFrom('charging_sessions')
-    .select(['id', 'charger_id', 'started_at'])
-    .where((eb) =>
-      eb.or([
-        eb('updated_at', '>', since),
-        eb('id', 'in', eb.selectFrom('meter_readings').select('session_id').where('received_at', '>', since).where('session_id', 'is not', null)),
-      ]),
-    )
+    .select(['id', 'charger_id', 'started_at', 'first_reading_at', 'last_reading_at'])
+    .where('updated_at', '>', since)
     .execute();
-  const relevant = touched.filter((s) => chargerPlan.get(s.charger_id)?.full === false);
-  if (relevant.length === 0) return;
-  const spans = await trx
-    .selectFrom('meter_readings')
-    .select(['session_id', (eb) => eb.fn.min('measured_at').as('first'), (eb) => eb.fn.max('measured_at').as('last')])
-    .where('session_id', 'in', relevant.map((s) => s.id))
-    .where('measurand', '=', ENERGY_REGISTER)
-    .where('phase', '=', '')
-    .groupBy('session_id')
-    .execute();
-  const spanOf = new Map(spans.map((r) => [r.session_id!, r]));
-  for (const s of relevant) {
-    const p = chargerPlan.get(s.charger_id)!;
+  for (const s of touched) {
+    const p = chargerPlan.get(s.charger_id);
+    if (p?.full !== false) continue;
     p.months.add(monthOf(s.started_at));
-    const span = spanOf.get(s.id);
-    if (span) for (const m of monthRange(monthOf(new Date(span.first)), monthOf(new Date(span.last)))) p.months.add(m);
+    if (s.first_reading_at && s.last_reading_at) for (const m of monthRange(monthOf(new Date(s.first_reading_at)), monthOf(new Date(s.last_reading_at)))) p.months.add(m);
   }
 }

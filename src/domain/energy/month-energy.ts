@@ -1,10 +1,8 @@
 // The per-month energy step of the aggregation (C4.7, C5.4): the Wh and sessions of a set of chargers per
 // Amsterdam month, from their sessions' register readings, split at month boundaries and at the signing moment by
 // the one counting rule (ere/counting.ts).
-import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
-import { ENERGY_REGISTER } from '../charging/readings.ts';
 import { registerPointsOf } from '../charging/register-points.ts';
 import { splitSessionByMonth, totalWh } from '../ere/counting.ts';
 
@@ -55,9 +53,6 @@ export async function oneMonthChargerEnergy(deps: Deps, chargerIds: string[], mo
   if (chargerIds.length === 0) return undefined;
   const start = monthStart(month);
   const end = monthEnd(month);
-  const reading = (cmp: '>=' | '<=', at: Date) =>
-    sql<boolean>`exists (select 1 from meter_readings r where r.session_id = s.id and r.measurand = ${ENERGY_REGISTER}
-      and r.phase = '' and r.measured_at ${sql.raw(cmp)} ${at})`;
   const sessions = await deps.db
     .selectFrom('charging_sessions as s')
     .select(['s.id', 's.started_at'])
@@ -65,7 +60,8 @@ export async function oneMonthChargerEnergy(deps: Deps, chargerIds: string[], mo
     .where((eb) =>
       eb.or([
         eb.and([eb('s.started_at', '>=', start), eb('s.started_at', '<', end)]),
-        eb.and([reading('>=', start), reading('<=', end)]),
+        // a register reading at or after the start and one at or before the end: the session row's span says so
+        eb.and([eb('s.last_reading_at', '>=', start), eb('s.first_reading_at', '<=', end)]),
       ]),
     )
     .execute();
