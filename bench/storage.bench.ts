@@ -2,7 +2,8 @@
 //
 // Bytes per stored meter reading on PostgreSQL (DATABASE_URL required): a fresh database is migrated, one
 // session per charger is written with one register reading per minute for --hours hours (as the gateway stores
-// a periodic MeterValues: session, connector, context Sample.Periodic, no signature), and the size of
+// a periodic MeterValues: session, connector, context Sample.Periodic, no signature, arrival a second after the
+// measurement), and the size of
 // meter_readings (every partition, its indexes and TOAST) is divided by the row count. Prints the bytes per reading
 // and what a charger writes in a year at one reading per 60 s and per 10 s.
 import os from 'node:os';
@@ -36,9 +37,12 @@ async function main(): Promise<void> {
       insert into charging_sessions (charger_id, transaction_id, started_at, status)
       select id, '1000' || row_number() over (), ${start}, 'active' from chargers`.execute(h.db);
     await sql`
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, wh, context)
-      select s.charger_id, s.id, 1, ${start}::timestamptz + make_interval(mins => m), 1000000 + m * 120, 'Sample.Periodic'
-        from charging_sessions s cross join generate_series(0, ${minutes - 1}) m`.execute(h.db);
+      insert into meter_readings (charger_id, session_id, connector_id, measured_at, wh, context, received_at)
+      select s.charger_id, s.id, 1, ${start}::timestamptz + make_interval(mins => m), 1000000 + m * 120, 'Sample.Periodic',
+             -- stored about a second after it was measured, each charger's at its own moment (a batch at a steady
+             -- rate holds a message or a few, each batch stamped with its own time)
+             ${start}::timestamptz + make_interval(mins => m, secs => 1 + s.k / 1000.0)
+        from (select *, row_number() over (order by id) as k from charging_sessions) s cross join generate_series(0, ${minutes - 1}) m`.execute(h.db);
     await sql`vacuum analyze meter_readings`.execute(h.db).catch(() => undefined);
     const r = await sql<{ rows: string; bytes: string; heap: string }>`
       select (select count(*) from meter_readings)::text as rows,
