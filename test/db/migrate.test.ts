@@ -1,15 +1,13 @@
 // Migrations: applied once, in order, by concurrent starters (the Migrator's advisory lock on PostgreSQL).
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/database.ts';
 import { listMigrationFiles, migrate, MIGRATIONS_DIR, pendingMigrations } from '../../src/db/migrate.ts';
 import { createTestDb } from '../helpers/db.ts';
-import { withDatabase } from '../helpers/global-setup.ts';
+import { freshDatabase } from '../../bench/fresh-db.ts';
 
 describe('migrations', () => {
   it('file names have a fixed 4-digit prefix and are unique by number', () => {
@@ -21,12 +19,8 @@ describe('migrations', () => {
 
   if (process.env.DATABASE_URL) {
     it('two processes migrating one fresh PostgreSQL database at once apply each migration once', async () => {
-      const base = process.env.DATABASE_URL!;
-      const name = `ere_mig_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: base });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      const [h1, h2] = await Promise.all([createDb({ DATABASE_URL: withDatabase(base, name) }), createDb({ DATABASE_URL: withDatabase(base, name) })]);
+      const fresh = await freshDatabase(process.env.DATABASE_URL!, 'ere_mig');
+      const [h1, h2] = await Promise.all([createDb({ DATABASE_URL: fresh.url }), createDb({ DATABASE_URL: fresh.url })]);
       try {
         const [r1, r2] = await Promise.all([migrate(h1.db), migrate(h2.db)]);
         const files = listMigrationFiles().map((f) => f.replace(/\.sql$/, ''));
@@ -36,19 +30,14 @@ describe('migrations', () => {
       } finally {
         await h1.close();
         await h2.close();
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+        await fresh.drop();
       }
     });
 
     it("migrations are not cut by the service's statement_timeout (a schema change on a large table takes time)", async () => {
-      const base = process.env.DATABASE_URL!;
-      const name = `ere_mig_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: base });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
+      const fresh = await freshDatabase(process.env.DATABASE_URL!, 'ere_mig');
       // 1 ms: far shorter than creating the schema takes, so every migration would be cancelled under it
-      const h = await createDb({ DATABASE_URL: withDatabase(base, name), DB_STATEMENT_TIMEOUT_MS: 1 });
+      const h = await createDb({ DATABASE_URL: fresh.url, DB_STATEMENT_TIMEOUT_MS: 1 });
       try {
         expect(await migrate(h.db)).toHaveLength(listMigrationFiles().length);
         // the service's own queries still carry the timeout
@@ -56,21 +45,16 @@ describe('migrations', () => {
         expect(r.rows[0]!.statement_timeout).toBe('1ms');
       } finally {
         await h.close();
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+        await fresh.drop();
       }
     });
 
     it('0061 gives the sessions kept before it the span of their register readings', async () => {
-      const base = process.env.DATABASE_URL!;
-      const name = `ere_mig_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: base });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
+      const fresh = await freshDatabase(process.env.DATABASE_URL!, 'ere_mig');
       // the migrations before 0061, then sessions and readings as the service kept them, then 0061
       const before = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-mig-'));
       for (const f of listMigrationFiles().filter((f) => f < '0061')) fs.copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(before, f));
-      const h = await createDb({ DATABASE_URL: withDatabase(base, name) });
+      const h = await createDb({ DATABASE_URL: fresh.url });
       try {
         await migrate(h.db, before);
         const ids = await sql<{ charger: string; used: string; unused: string }>`
@@ -94,8 +78,7 @@ describe('migrations', () => {
       } finally {
         await h.close();
         fs.rmSync(before, { recursive: true, force: true });
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
+        await fresh.drop();
       }
     });
   } else {
