@@ -189,13 +189,15 @@ export async function listSessionItems(
       's.review_reason',
       's.status',
       's.id_tag',
+      's.first_reading_at',
+      's.last_reading_at',
     ]);
   if (q.charger_id) query = query.where('s.charger_id', '=', q.charger_id);
   if (q.from) query = query.where('s.started_at', '>=', q.from);
   if (q.to) query = query.where('s.started_at', '<=', q.to);
   if (q.ids) query = q.ids.length ? query.where('s.id', 'in', q.ids) : query.where(sql<boolean>`false`);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
-  const signed = await signedCountsOf(deps.db, rows.map((r) => r.id));
+  const signed = await signedCountsOf(deps.db, rows);
   const feePct = await userFeePct(deps, userId);
   const credits = await sessionCredits(deps, rows.map((r) => ({ id: r.id, mid: r.mid_certified, accountId: r.account_id })), feePct);
   const sessions: SessionItem[] = [];

@@ -7,10 +7,35 @@ import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
 import { ENERGY_REGISTER, stepCounts } from './readings.ts';
 
+/** A session as the lookups of its readings need it: its id and the span of its register readings. */
+export interface SessionSpan {
+  id: string;
+  first_reading_at: Date | null;
+  last_reading_at: Date | null;
+}
+
+/**
+ * The sessions that have register readings and the times all of them lie between (the smallest first_reading_at and
+ * the largest last_reading_at); undefined when none has a reading. A lookup of their readings bounded by these
+ * times is planned over those months' partitions only.
+ */
+export function readingSpanOf(sessions: SessionSpan[]): { ids: string[]; from: Date; to: Date } | undefined {
+  const ids = new Set<string>();
+  let from: Date | undefined;
+  let to: Date | undefined;
+  for (const s of sessions) {
+    if (!s.first_reading_at || !s.last_reading_at) continue; // no register reading
+    ids.add(s.id);
+    if (!from || s.first_reading_at < from) from = s.first_reading_at;
+    if (!to || s.last_reading_at > to) to = s.last_reading_at;
+  }
+  return from && to ? { ids: [...ids], from, to } : undefined;
+}
+
 /** Register points of the given sessions, by session id (sessions without readings are absent). */
-export async function registerPointsOf(db: Db, sessionIds: string[]): Promise<Map<string, RegisterPoint[]>> {
+export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise<Map<string, RegisterPoint[]>> {
   const out = new Map<string, RegisterPoint[]>();
-  const span = await readingSpanOf(db, sessionIds);
+  const span = readingSpanOf(sessions);
   if (!span) return out;
   const rows = await db
     .selectFrom('meter_readings')
@@ -56,18 +81,3 @@ export async function registerSpansOf(db: Db, sessionIds: string[]): Promise<Map
   return new Map(rows.map((r) => [r.id, { first: new Date(r.first_reading_at!), last: new Date(r.last_reading_at!), energyWh: BigInt(r.energy_wh) }]));
 }
 
-/**
- * The sessions given and the times all their register readings lie between (their first_reading_at and
- * last_reading_at); undefined when none of them has a reading. A lookup of their readings bounded by these times
- * is planned over those months' partitions only.
- */
-export async function readingSpanOf(db: Db, sessionIds: string[]): Promise<{ ids: string[]; from: Date; to: Date } | undefined> {
-  if (sessionIds.length === 0) return undefined;
-  const ids = [...new Set(sessionIds)];
-  const r = await db
-    .selectFrom('charging_sessions')
-    .select((eb) => [eb.fn.min('first_reading_at').as('from'), eb.fn.max('last_reading_at').as('to')])
-    .where('id', 'in', ids)
-    .executeTakeFirst();
-  return r?.from && r.to ? { ids, from: new Date(r.from), to: new Date(r.to) } : undefined;
-}

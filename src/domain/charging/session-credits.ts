@@ -45,7 +45,10 @@ export async function sessionCredits(
     const span = spans.get(s.id);
     return span !== undefined && span.last.getTime() > chargerCountsFrom(s, from)!.getTime() && !whole(s, chargerCountsFrom(s, from)!);
   });
-  const points = await registerPointsOf(deps.db, split.map((s) => s.id));
+  const points = await registerPointsOf(
+    deps.db,
+    split.map((s) => ({ id: s.id, first_reading_at: spans.get(s.id)!.first, last_reading_at: spans.get(s.id)!.last })),
+  );
   const price = priceUnitsOf(deps.config.ERE_INDICATIVE_PRICE_EUR);
   const fee = feeUnitsOf(feePct);
   for (const s of sessions) {

@@ -3,7 +3,7 @@
 // the one counting rule (ere/counting.ts).
 import type { Deps } from '../../deps.ts';
 import { monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
-import { registerPointsOf } from '../charging/register-points.ts';
+import { registerPointsOf, type SessionSpan } from '../charging/register-points.ts';
 import { splitSessionByMonth, totalWh } from '../ere/counting.ts';
 
 export interface MonthTotal {
@@ -11,7 +11,7 @@ export interface MonthTotal {
   sessions: number;
 }
 
-type Session = { id: string; started_at: Date };
+type Session = SessionSpan & { started_at: Date };
 
 /**
  * Per-month energy and session counts of the given sessions. With `from` (the machtiging's moment) only the Wh at or
@@ -21,7 +21,7 @@ type Session = { id: string; started_at: Date };
 async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Promise<Map<string, MonthTotal>> {
   const out = new Map<string, MonthTotal>();
   if (sessions.length === 0) return out;
-  const points = await registerPointsOf(deps.db, sessions.map((s) => s.id));
+  const points = await registerPointsOf(deps.db, sessions);
   const wh = new Map<string, bigint>();
   for (const s of sessions) {
     const own = splitSessionByMonth(points.get(s.id) ?? [], new Map(), from);
@@ -39,7 +39,7 @@ async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Pro
 /** Per-month energy of the chargers given over their whole history (counted from `from` when given). */
 export async function monthlyChargerEnergy(deps: Deps, chargerIds: string[], from?: Date): Promise<Map<string, MonthTotal>> {
   if (chargerIds.length === 0) return new Map();
-  const sessions = await deps.db.selectFrom('charging_sessions').select(['id', 'started_at']).where('charger_id', 'in', chargerIds).execute();
+  const sessions = await deps.db.selectFrom('charging_sessions').select(['id', 'started_at', 'first_reading_at', 'last_reading_at']).where('charger_id', 'in', chargerIds).execute();
   return sessionsEnergy(deps, sessions, from);
 }
 
@@ -55,7 +55,7 @@ export async function oneMonthChargerEnergy(deps: Deps, chargerIds: string[], mo
   const end = monthEnd(month);
   const sessions = await deps.db
     .selectFrom('charging_sessions as s')
-    .select(['s.id', 's.started_at'])
+    .select(['s.id', 's.started_at', 's.first_reading_at', 's.last_reading_at'])
     .where('s.charger_id', 'in', chargerIds)
     .where((eb) =>
       eb.or([
