@@ -23,7 +23,8 @@ export interface LocalParts {
   second: number;
 }
 
-export function localParts(instant: Date): LocalParts {
+/** The wall clock in Amsterdam at an instant, as the time zone database (Intl) gives it. */
+function zoneParts(instant: Date): LocalParts {
   const p: Record<string, number> = {};
   for (const part of partsFmt.formatToParts(instant)) {
     if (part.type !== 'literal') p[part.type] = Number(part.value);
@@ -31,11 +32,44 @@ export function localParts(instant: Date): LocalParts {
   return { year: p.year!, month: p.month!, day: p.day!, hour: p.hour!, minute: p.minute!, second: p.second! };
 }
 
+/** Amsterdam's offset from UTC at an instant, in ms (to the second), from the time zone database. */
+function zoneOffsetMs(t: number): number {
+  const l = zoneParts(new Date(t));
+  return Date.UTC(l.year, l.month - 1, l.day, l.hour, l.minute, l.second) - Math.floor(t / 1000) * 1000;
+}
+
+const HOUR_MS = 3_600_000;
+/**
+ * The offset of each UTC hour asked about, where it holds through the whole hour (the zone changes its offset on
+ * the hour: 01:00 UTC in spring and autumn). Intl's formatToParts costs microseconds a call and a month's bounds
+ * take four, so a batch of 1,000 monthly deliveries spent most of its CPU there; the offsets of an hour are the same
+ * every time, so each hour is asked once. An hour in which the offset would change (none between 1850 and 2100 in
+ * the zone data of Node 20) would not be kept, and be asked each time.
+ */
+const hourOffsets = new Map<number, number>();
+const HOUR_OFFSETS_MAX = 200_000; // about 23 years of distinct hours, a few MB
+
+function offsetMsAt(t: number): number {
+  const hour = Math.floor(t / HOUR_MS);
+  const known = hourOffsets.get(hour);
+  if (known !== undefined) return known;
+  const atStart = zoneOffsetMs(hour * HOUR_MS);
+  if (zoneOffsetMs(hour * HOUR_MS + HOUR_MS - 1000) !== atStart) return zoneOffsetMs(t);
+  if (hourOffsets.size >= HOUR_OFFSETS_MAX) hourOffsets.clear();
+  hourOffsets.set(hour, atStart);
+  return atStart;
+}
+
+export function localParts(instant: Date): LocalParts {
+  const t = instant.getTime();
+  // the wall clock is the instant moved by the offset, to the second (as the zone database gives it)
+  const d = new Date(Math.floor(t / 1000) * 1000 + offsetMsAt(t));
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+}
+
 /** Offset of Amsterdam from UTC at an instant, in minutes (60 or 120). */
 export function offsetMinutes(instant: Date): number {
-  const l = localParts(instant);
-  const asUtc = Date.UTC(l.year, l.month - 1, l.day, l.hour, l.minute, l.second);
-  return Math.round((asUtc - Math.floor(instant.getTime() / 1000) * 1000) / 60_000);
+  return Math.round(offsetMsAt(instant.getTime()) / 60_000);
 }
 
 /** The instant of an Amsterdam wall-clock time (midnight never falls in a DST gap in this zone). */

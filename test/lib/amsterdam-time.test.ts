@@ -1,6 +1,6 @@
 // Amsterdam month boundaries (DST included) and the split of a session's register at a month boundary.
 import { describe, expect, it } from 'vitest';
-import { isoAmsterdam, monthEnd, monthOf, monthStart } from '../../src/lib/amsterdam-time.ts';
+import { isoAmsterdam, localParts, monthEnd, monthOf, monthStart, offsetMinutes } from '../../src/lib/amsterdam-time.ts';
 import { splitSessionByMonth } from '../../src/domain/ere/counting.ts';
 import { reviewDueAt } from '../../src/domain/ere/review.ts';
 
@@ -24,6 +24,51 @@ describe('Europe/Amsterdam months', () => {
     expect(isoAmsterdam(reviewDueAt('2026-10', 14))).toBe('2026-11-15T00:00:00+01:00');
     // after August: 2026-09-15 00:00 Amsterdam (UTC+2)
     expect(isoAmsterdam(reviewDueAt('2026-08', 14))).toBe('2026-09-15T00:00:00+02:00');
+  });
+});
+
+describe('the Amsterdam wall clock, each UTC hour asked of the zone database once', () => {
+  const fmt = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'Europe/Amsterdam', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
+  });
+  const zone = (t: number) => {
+    const p = Object.fromEntries(fmt.formatToParts(new Date(t)).filter((x) => x.type !== 'literal').map((x) => [x.type, Number(x.value)]));
+    return { year: p.year, month: p.month, day: p.day, hour: p.hour, minute: p.minute, second: p.second };
+  };
+  const offset = (t: number) => {
+    const l = zone(t);
+    return Math.round((Date.UTC(l.year!, l.month! - 1, l.day!, l.hour!, l.minute!, l.second!) - Math.floor(t / 1000) * 1000) / 60_000);
+  };
+  const check = (t: number) => {
+    expect(localParts(new Date(t)), new Date(t).toISOString()).toEqual(zone(t));
+    expect(offsetMinutes(new Date(t)), new Date(t).toISOString()).toBe(offset(t));
+  };
+
+  it('is the zone database’s at every minute around each change of offset, 2020–2030, asked twice', () => {
+    for (let y = 2020; y <= 2030; y++) {
+      for (const m of [2, 9]) {
+        // the change is on the last Sunday of March and October at 01:00 UTC: every minute three hours either side
+        const last = new Date(Date.UTC(y, m + 1, 0));
+        const change = Date.UTC(y, m, last.getUTCDate() - last.getUTCDay(), 1);
+        expect(offset(change - 1000)).not.toBe(offset(change));
+        for (let t = change - 3 * 3_600_000; t < change + 3 * 3_600_000; t += 60_000 + 7) {
+          check(t);
+          check(t);
+        }
+      }
+    }
+  });
+
+  it('is the zone database’s at random instants, 1900–2100, with milliseconds, asked twice', () => {
+    let s = 42;
+    const rand = () => ((s = (s * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const lo = Date.UTC(1900, 0, 1);
+    const hi = Date.UTC(2100, 0, 1);
+    for (let i = 0; i < 5_000; i++) {
+      const t = Math.floor(lo + rand() * (hi - lo));
+      check(t);
+      check(t);
+    }
   });
 });
 
