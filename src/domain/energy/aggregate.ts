@@ -12,7 +12,7 @@ import type { Deps } from '../../deps.ts';
 import { monthOf, nextMonth } from '../../lib/amsterdam-time.ts';
 import { planAggregation, type ConnPlan } from './aggregate-plan.ts';
 import { monthlyChargerEnergy, oneMonthChargerEnergy, type MonthTotal } from './month-energy.ts';
-import { recordMonthlyEnergy } from './record-energy.ts';
+import { recordMonthlyEnergies, type RecordEnergyInput } from './record-energy.ts';
 
 export { monthlyChargerEnergy, oneMonthChargerEnergy, type MonthTotal } from './month-energy.ts';
 
@@ -86,13 +86,17 @@ export async function aggregateMonthlyEnergy(deps: Deps, opts: AggregateOptions 
       const totals = await connectionTotals(tdeps, p, nowMonth);
       if (totals.size === 0) continue; // no OCPP energy and nothing OCPP wrote before: CPO-only connections
       summary.connections += 1;
+      const inputs: RecordEnergyInput[] = [];
       for (const [month, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
         if (month > nowMonth) {
           p.skipped.push(month); // readings stamped in the future wait for their month
           continue;
         }
         summary.months_recomputed += 1;
-        const r = await recordMonthlyEnergy(tdeps, { connectionId: p.connectionId, month, wh: t.wh, sessions: t.sessions, source: 'ocpp' });
+        inputs.push({ connectionId: p.connectionId, month, wh: t.wh, sessions: t.sessions, source: 'ocpp' });
+      }
+      // the connection's months in one write (a handful of statements however many months)
+      for (const r of await recordMonthlyEnergies(tdeps, inputs)) {
         if (r.leftAlone === 'registered') summary.registered_left_alone += 1;
         else if (r.leftAlone === 'cpo') summary.cpo_left_alone += 1;
         else summary[r.status] += 1;

@@ -136,52 +136,135 @@ export function decideMonthWrite(config: Pick<Config, 'CONNECTION_MAX_KW'>, row:
 
 const storedColumns = sql<StoredMonth>`id, kwh::text as kwh, wh::text as wh, sessions, status, source, held_wh::text as held_wh, hold_status`;
 
-/**
- * Record a monthly total. Idempotent per (connection, month). Race-safe: the connection row is read FOR SHARE, then
- * INSERT … ON CONFLICT DO NOTHING, then the existing row is read FOR UPDATE, so concurrent posts of one item leave
- * one row and none lands on a connection archived meanwhile.
- */
+/** A checked delivery of one month to one connection (checkRecordInput passed). */
+export interface Delivery extends MonthDelivery {
+  connectionId: string;
+  /** the delivered kWh at 2 decimals, as the answer names it */
+  kwh: string;
+}
+
+/** Record a monthly total. Idempotent per (connection, month). */
 export async function recordMonthlyEnergy(deps: Deps, input: RecordEnergyInput): Promise<RecordEnergyResult> {
-  const checked = checkRecordInput(deps, input);
-  if (!checked.ok) return checked.result;
-  const { month, units, kwh } = checked;
-  const sessions = input.sessions === undefined ? undefined : Math.max(0, Math.trunc(input.sessions));
-  const delivery: MonthDelivery = { month, units, wh: input.wh ?? null, sessions, source: input.source };
+  return (await recordMonthlyEnergies(deps, [input]))[0]!;
+}
 
-  const work = async (db: Db): Promise<RecordEnergyResult> => {
-    // issue 10 item 7: the connection is checked in the transaction that writes its month, its row read FOR
-    // SHARE: an archive committed since the caller resolved the target is seen (connection_not_active), and one
-    // that comes later waits for this write to commit. Lock order everywhere: the connection row, then its
-    // months (connections:update does the same), so batches, corrections and archives never deadlock.
-    const conn = await db.selectFrom('connections').select(['id', 'status']).where('id', '=', input.connectionId).forShare().executeTakeFirst();
-    if (!conn) return reject('connection_not_found', kwh);
-    if (conn.status !== 'active') return reject('connection_not_active', kwh);
-    const now = deps.clock();
-    const f = monthFigures(deps.config, delivery);
-    const inserted = await sql<{ id: string }>`
-      insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
-      values (${input.connectionId}, ${month}, ${f.kwh}::numeric, ${f.wh}::bigint, ${sessions ?? 0}, ${input.source},
-              ${f.held_wh}::bigint, ${f.hold_reason}, ${f.hold_status}, ${now}::timestamptz, ${now}::timestamptz)
-      on conflict (connection_id, month) do nothing
-      returning id`.execute(db);
-    if (inserted.rows[0]) return { status: 'created', kwh, energyMonthId: inserted.rows[0].id };
-
-    const row = (
-      await sql<StoredMonth>`select ${storedColumns} from energy_months
-        where connection_id = ${input.connectionId} and month = ${month} for update`.execute(db)
-    ).rows[0]!;
-    const w = decideMonthWrite(deps.config, row, delivery);
-    if (w.write === 'touch') await db.updateTable('energy_months').set({ ...w.set, updated_at: now }).where('id', '=', row.id).execute();
-    if (w.write === 'update') {
-      const s = w.set;
-      await sql`update energy_months set kwh = ${s.kwh}::numeric, wh = ${s.wh}::bigint, sessions = ${s.sessions}, source = ${s.source},
-          held_wh = ${s.held_wh}::bigint, hold_reason = ${s.hold_reason}, hold_status = ${s.hold_status},
-          status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null
-        where id = ${row.id}`.execute(db);
+/** Record monthly totals, one result per input in order: each input checked, the valid ones written together. */
+export async function recordMonthlyEnergies(deps: Deps, inputs: RecordEnergyInput[]): Promise<RecordEnergyResult[]> {
+  const results: RecordEnergyResult[] = new Array(inputs.length);
+  const valid: Array<{ i: number; d: Delivery }> = [];
+  for (const [i, input] of inputs.entries()) {
+    const c = checkRecordInput(deps, input);
+    if (!c.ok) {
+      results[i] = c.result;
+      continue;
     }
-    return w.result;
-  };
+    const sessions = input.sessions === undefined ? undefined : Math.max(0, Math.trunc(input.sessions));
+    valid.push({ i, d: { connectionId: input.connectionId, month: c.month, units: c.units, kwh: c.kwh, wh: input.wh ?? null, sessions, source: input.source } });
+  }
+  const written = await writeDeliveries(deps, valid.map((v) => v.d));
+  valid.forEach((v, k) => (results[v.i] = written[k]!));
+  return results;
+}
 
+type Row = StoredMonth & { connection_id: string; month: string };
+
+/**
+ * The one write of monthly deliveries (POST /v1/sessions:batch, the OCPP aggregation), with a fixed number of
+ * statements whatever their count, in the caller's transaction or its own: the connections read FOR SHARE in id
+ * order (issue 10 item 7: an archive committed since the caller resolved its target is seen, one that comes later
+ * waits for this write; batches, corrections and archives all lock the connection, then its months, so they never
+ * deadlock), the new months inserted in one statement (INSERT … ON CONFLICT DO NOTHING: concurrent deliveries of
+ * one month leave one row), the existing ones read FOR UPDATE in one, then decideMonthWrite per delivery in the
+ * given order on the row as the deliveries before it left it, and the changed rows written in one statement (and
+ * one more for rows whose kWh stand but whose exact Wh or session count changed). One result per delivery, in order.
+ */
+export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promise<RecordEnergyResult[]> {
+  const results: RecordEnergyResult[] = new Array(deliveries.length);
+  if (deliveries.length === 0) return results;
+  const work = async (db: Db): Promise<RecordEnergyResult[]> => {
+    const now = deps.clock();
+    const ids = [...new Set(deliveries.map((d) => d.connectionId))].sort();
+    const conns = await db.selectFrom('connections').select(['id', 'status']).where('id', 'in', ids).orderBy('id').forShare().execute();
+    const statusOf = new Map(conns.map((c) => [c.id, c.status]));
+    const live: Array<{ i: number; d: Delivery; key: string }> = [];
+    for (const [i, d] of deliveries.entries()) {
+      const st = statusOf.get(d.connectionId);
+      if (st === 'active') live.push({ i, d, key: `${d.connectionId}|${d.month}` });
+      else results[i] = reject(st === undefined ? 'connection_not_found' : 'connection_not_active', d.kwh);
+    }
+    if (live.length === 0) return results;
+    // in (connection, month) order, and the given order within one key: the first of a key may create its month
+    live.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.i - b.i));
+    const firsts = live.filter((v, k) => k === 0 || live[k - 1]!.key !== v.key);
+    const ff = firsts.map((v) => monthFigures(deps.config, v.d));
+    const created = await sql<{ id: string; connection_id: string; month: string }>`
+      insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
+      select c, m, k::numeric, w::bigint, s, src, h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz
+        from unnest(${firsts.map((v) => v.d.connectionId)}::uuid[], ${firsts.map((v) => v.d.month)}::text[], ${ff.map((f) => f.kwh)}::text[],
+                    ${ff.map((f) => f.wh)}::text[], ${firsts.map((v) => v.d.sessions ?? 0)}::int[], ${firsts.map((v) => v.d.source)}::text[],
+                    ${ff.map((f) => f.held_wh)}::text[], ${ff.map((f) => f.hold_reason)}::text[], ${ff.map((f) => f.hold_status)}::text[])
+             as u(c, m, k, w, s, src, h, hr, hs)
+      on conflict (connection_id, month) do nothing
+      returning id, connection_id, month`.execute(db);
+    const createdIds = new Map(created.rows.map((r) => [`${r.connection_id}|${r.month}`, r.id]));
+    const rows = new Map<string, StoredMonth>(); // a created month is filled in by its first delivery below
+    const others = firsts.filter((v) => !createdIds.has(v.key));
+    if (others.length > 0) {
+      const existing = await sql<Row>`
+        select e.connection_id, e.month, ${storedColumns}
+          from energy_months e
+          join unnest(${others.map((v) => v.d.connectionId)}::uuid[], ${others.map((v) => v.d.month)}::text[]) as u(c, m)
+            on e.connection_id = u.c and e.month = u.m
+         order by e.connection_id, e.month
+           for update of e`.execute(db);
+      for (const r of existing.rows) rows.set(`${r.connection_id}|${r.month}`, r);
+    }
+    // the rules, per delivery in order on the row as the deliveries before it left it
+    const updated = new Map<string, StoredMonth & { hold_reason: string | null }>();
+    const touched = new Set<string>();
+    for (const v of live) {
+      const row = rows.get(v.key);
+      if (row === undefined && createdIds.has(v.key)) {
+        const f = monthFigures(deps.config, v.d); // this delivery created it
+        const id = createdIds.get(v.key)!;
+        rows.set(v.key, { id, kwh: f.kwh, wh: f.wh, sessions: v.d.sessions ?? 0, status: 'delivered', source: v.d.source, held_wh: f.held_wh, hold_status: f.hold_status });
+        results[v.i] = { status: 'created', kwh: v.d.kwh, energyMonthId: id };
+        continue;
+      }
+      const w = decideMonthWrite(deps.config, row!, v.d);
+      if (w.write === 'update') {
+        const next = { ...row!, ...w.set, status: 'delivered' };
+        rows.set(v.key, next);
+        updated.set(v.key, next);
+      } else if (w.write === 'touch') {
+        const next = { ...row!, ...w.set };
+        rows.set(v.key, next);
+        const u = updated.get(v.key);
+        if (u) updated.set(v.key, { ...u, ...w.set });
+        else touched.add(v.key);
+      }
+      results[v.i] = w.result;
+    }
+    if (updated.size > 0) {
+      const list = [...updated.values()];
+      await sql`
+        update energy_months e
+           set kwh = u.k::numeric, wh = u.w::bigint, sessions = u.s, source = u.src, held_wh = u.h::bigint, hold_reason = u.hr, hold_status = u.hs,
+               status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null
+          from unnest(${list.map((r) => r.id)}::uuid[], ${list.map((r) => r.kwh)}::text[], ${list.map((r) => r.wh)}::text[], ${list.map((r) => r.sessions)}::int[],
+                      ${list.map((r) => r.source)}::text[], ${list.map((r) => r.held_wh)}::text[], ${list.map((r) => r.hold_reason)}::text[],
+                      ${list.map((r) => r.hold_status)}::text[]) as u(id, k, w, s, src, h, hr, hs)
+         where e.id = u.id`.execute(db);
+    }
+    const touches = [...touched].filter((k) => !updated.has(k)).map((k) => rows.get(k)!);
+    if (touches.length > 0) {
+      await sql`
+        update energy_months e set wh = u.w::bigint, sessions = u.s, updated_at = ${now}::timestamptz
+          from unnest(${touches.map((r) => r.id)}::uuid[], ${touches.map((r) => r.wh)}::text[], ${touches.map((r) => r.sessions)}::int[]) as u(id, w, s)
+         where e.id = u.id`.execute(db);
+    }
+    return results;
+  };
   if (deps.db.isTransaction) return work(deps.db);
   return deps.db.transaction().execute(work);
 }

@@ -1,10 +1,10 @@
 // C2.4: POST /v1/sessions:batch. Each item names its connection (connection_id, account_id or cpo_external_ref,
-// within the caller's partner only: C2.1) and goes through recordMonthlyEnergy. One bad item never fails the others.
+// within the caller's partner only: C2.1) and goes through the one write of monthly deliveries (record-energy.ts).
+// One bad item never fails the others.
 import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
-import { sql } from 'kysely';
 import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
-import { checkRecordInput, decideMonthWrite, monthFigures, parseKwh, reject, type RecordEnergyResult, type RecordStatus, type StoredMonth } from './record-energy.ts';
+import { parseKwh, recordMonthlyEnergies, type RecordEnergyResult, type RecordStatus } from './record-energy.ts';
 
 export { BATCH_MAX_ITEMS };
 
@@ -93,13 +93,12 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
 
 /**
  * Targets are resolved first, then the valid items are written in one transaction with a fixed number of
- * statements whatever their count: their connections read FOR SHARE (in id order: concurrent batches, corrections
- * and archives take locks in the same order, connection then months), the new months inserted in one statement,
- * the existing ones read FOR UPDATE in one, and the changed ones updated in one. The rules are recordMonthlyEnergy's
- * (record-energy.ts), applied per item in request order on the row as the items before it left it: the same kWh is
- * unchanged, a registered month is never changed (ere_booked), other kWh restarts the review (updated). The
- * connection is checked in the write transaction (issue 10 item 7), so an archive that lands during the request
- * rejects the item.
+ * statements whatever their count, by the one write of monthly deliveries (record-energy.ts writeDeliveries: the
+ * connections read FOR SHARE in id order, the new months inserted in one statement, the existing ones read FOR UPDATE
+ * in one, the changed ones updated in one), its rules applied per item in request order on the row as the items
+ * before it left it: the same kWh is unchanged, a registered month is never changed (ere_booked), other kWh restarts
+ * the review (updated). The connection is checked in the write transaction (issue 10 item 7), so an archive that
+ * lands during the request rejects the item.
  */
 export async function recordSessionsBatch(deps: Deps, partnerId: string, items: unknown[]): Promise<BatchResult> {
   const results: BatchItemResult[] = new Array(items.length);
@@ -132,7 +131,6 @@ async function writeMonths(
   pending: Array<{ index: number; item: Record<string, unknown>; connectionId: string; kwhOut: number | null }>,
   results: BatchItemResult[],
 ): Promise<void> {
-  const now = deps.clock();
   const answer = (p: (typeof pending)[number], r: RecordEnergyResult) => {
     results[p.index] = {
       index: p.index,
@@ -143,83 +141,6 @@ async function writeMonths(
       ...(r.error ? { error: r.error } : {}),
     };
   };
-  // the checks of the input come first, as in recordMonthlyEnergy
-  const valid: Array<{ p: (typeof pending)[number]; month: string; units: bigint; kwh: string }> = [];
-  for (const p of pending) {
-    const c = checkRecordInput(deps, { month: p.item.month, kwh: p.item.kwh });
-    if (c.ok) valid.push({ p, month: c.month, units: c.units, kwh: c.kwh });
-    else answer(p, c.result);
-  }
-  if (valid.length === 0) return;
-  await deps.db.transaction().execute(async (trx) => {
-    const ids = [...new Set(valid.map((v) => v.p.connectionId))].sort();
-    const conns = await trx.selectFrom('connections').select(['id', 'status']).where('id', 'in', ids).orderBy('id').forShare().execute();
-    const statusOf = new Map(conns.map((c) => [c.id, c.status]));
-    const live = valid.filter((v) => {
-      const st = statusOf.get(v.p.connectionId);
-      if (st === 'active') return true;
-      answer(v.p, reject(st === undefined ? 'connection_not_found' : 'connection_not_active', v.kwh));
-      return false;
-    });
-    if (live.length === 0) return;
-    // in (connection, month) order, and request order within one key: the first of a key may create its month
-    const keyOf = (v: (typeof live)[number]) => `${v.p.connectionId}|${v.month}`;
-    live.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : a.p.index - b.p.index));
-    const firsts = live.filter((v, i) => i === 0 || keyOf(live[i - 1]!) !== keyOf(v));
-    // the figures a delivery stores, with the capacity hold (record-energy.ts monthFigures)
-    const figures = (v: (typeof live)[number]) => monthFigures(deps.config, { month: v.month, units: v.units, wh: null, source: 'cpo' });
-    const firstFigures = firsts.map(figures);
-    const created = await sql<{ id: string; connection_id: string; month: string }>`
-      insert into energy_months (connection_id, month, kwh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
-      select c, m, k::numeric, 0, 'cpo', h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz
-        from unnest(${firsts.map((v) => v.p.connectionId)}::uuid[], ${firsts.map((v) => v.month)}::text[], ${firstFigures.map((f) => f.kwh)}::text[],
-                    ${firstFigures.map((f) => f.held_wh)}::text[], ${firstFigures.map((f) => f.hold_reason)}::text[], ${firstFigures.map((f) => f.hold_status)}::text[]) as u(c, m, k, h, hr, hs)
-      on conflict (connection_id, month) do nothing
-      returning id, connection_id, month`.execute(trx);
-    const createdIds = new Map(created.rows.map((r) => [`${r.connection_id}|${r.month}`, r.id]));
-    const createdKeys = new Set(createdIds.keys());
-    const rows = new Map<string, StoredMonth>(); // a created month is filled in by its first item below
-    const others = firsts.filter((v) => !createdKeys.has(keyOf(v)));
-    if (others.length > 0) {
-      const existing = await sql<StoredMonth & { connection_id: string; month: string }>`
-        select e.id, e.connection_id, e.month, e.kwh::text as kwh, e.wh::text as wh, e.sessions, e.status, e.source,
-               e.held_wh::text as held_wh, e.hold_status
-          from energy_months e
-          join unnest(${others.map((v) => v.p.connectionId)}::uuid[], ${others.map((v) => v.month)}::text[]) as u(c, m)
-            on e.connection_id = u.c and e.month = u.m
-         order by e.connection_id, e.month
-           for update of e`.execute(trx);
-      for (const r of existing.rows) rows.set(`${r.connection_id}|${r.month}`, r);
-    }
-    // the rules of recordMonthlyEnergy (decideMonthWrite), per item in request order on the row as the items before it left it
-    const changed = new Map<string, StoredMonth & { figures: ReturnType<typeof figures> }>();
-    for (const v of live) {
-      const key = keyOf(v);
-      const row = rows.get(key);
-      if (row === undefined && createdKeys.has(key)) {
-        const f = figures(v); // this item created it
-        const id = createdIds.get(key)!;
-        rows.set(key, { id, kwh: f.kwh, wh: null, sessions: 0, status: 'delivered', source: 'cpo', held_wh: f.held_wh, hold_status: f.hold_status });
-        answer(v.p, { status: 'created', kwh: v.kwh, energyMonthId: id });
-        continue;
-      }
-      const w = decideMonthWrite(deps.config, row!, { month: v.month, units: v.units, wh: null, source: 'cpo' });
-      if (w.write === 'update') {
-        const next = { ...row!, kwh: w.set.kwh, wh: null, status: 'delivered', source: 'cpo', held_wh: w.set.held_wh, hold_status: w.set.hold_status };
-        rows.set(key, next);
-        changed.set(key, { ...next, figures: w.set });
-      }
-      answer(v.p, w.result);
-    }
-    if (changed.size > 0) {
-      const list = [...changed.values()];
-      await sql`
-        update energy_months e
-           set kwh = u.k::numeric, wh = null, source = 'cpo', status = 'delivered', updated_at = ${now}::timestamptz,
-               review_started_at = null, rejected_at = null, held_wh = u.h::bigint, hold_reason = u.hr, hold_status = u.hs
-          from unnest(${list.map((c) => c.id)}::uuid[], ${list.map((c) => c.figures.kwh)}::text[], ${list.map((c) => c.figures.held_wh)}::text[],
-                      ${list.map((c) => c.figures.hold_reason)}::text[], ${list.map((c) => c.figures.hold_status)}::text[]) as u(id, k, h, hr, hs)
-         where e.id = u.id`.execute(trx);
-    }
-  });
+  const written = await recordMonthlyEnergies(deps, pending.map((p) => ({ connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo' as const })));
+  pending.forEach((p, k) => answer(p, written[k]!));
 }
