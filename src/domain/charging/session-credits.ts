@@ -47,7 +47,7 @@ export async function sessionCredits(
   });
   const points = await registerPointsOf(
     deps.db,
-    split.map((s) => ({ id: s.id, first_reading_at: spans.get(s.id)!.first, last_reading_at: spans.get(s.id)!.last })),
+    split.map((s) => ({ id: s.id, charger_id: spans.get(s.id)!.chargerId, first_reading_at: spans.get(s.id)!.first, last_reading_at: spans.get(s.id)!.last })),
   );
   const price = priceUnitsOf(deps.config.ERE_INDICATIVE_PRICE_EUR);
   const fee = feeUnitsOf(feePct);

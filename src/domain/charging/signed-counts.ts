@@ -22,6 +22,7 @@ export async function signedCountsOf(db: Db, sessions: SessionSpan[]): Promise<M
       sql<string>`count(*) filter (where signature_status = 'verified')`.as('verified'),
       sql<string>`count(*) filter (where signature_status = 'invalid')`.as('invalid'),
     ])
+    .where('charger_id', 'in', span.chargers)
     .where('session_id', 'in', span.ids)
     .where('measured_at', '>=', span.from)
     .where('measured_at', '<=', span.to)
