@@ -77,8 +77,8 @@ export class IngestPipeline {
   private async run(batch: Pending[]): Promise<EventOutcome[]> {
     // every message continues (or stops) a session its socket remembers, or every message starts a new session:
     // one statement, no explicit transaction
-    const first = batch.map(itemOf);
-    const alone = (await applyRemembered(this.deps.db, first, this.deps.clock())) ?? (await applyStartsAlone(this.deps.db, first, this.deps.clock()));
+    const items = batch.map(itemOf);
+    const alone = (await applyRemembered(this.deps.db, items, this.deps.clock())) ?? (await applyStartsAlone(this.deps.db, items, this.deps.clock()));
     if (alone) {
       this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
       return alone;
@@ -90,7 +90,7 @@ export class IngestPipeline {
       const uncached = batch.filter((p) => p.ctx.cache && p.ctx.cache.maxPowerW === undefined).map((p) => p.ctx.chargerId);
       const powers = await maxPowerWOf(trx, [...new Set(uncached)], this.deps.config.OCPP_MAX_POWER_W);
       for (const p of batch) if (p.ctx.cache && p.ctx.cache.maxPowerW === undefined && powers.has(p.ctx.chargerId)) p.ctx.cache.maxPowerW = powers.get(p.ctx.chargerId)!;
-      const items = batch.map(itemOf);
+      const items = batch.map(itemOf); // again: with the powers just read
       const now = this.deps.clock();
       const readings = await applySetBased(trx, items, now);
       const starts = await applySetBasedStarts(trx, items, now);

@@ -63,12 +63,10 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise
   return out;
 }
 
-export interface RegisterSpan {
-  chargerId: string;
-  /** the first and the last register reading of the session */
-  first: Date;
-  last: Date;
-  /** the session's counted energy as the gateway keeps it: the same counted steps as registerPointsOf's */
+/** A session with register readings: its span, and its counted energy as the gateway keeps it (registerPointsOf's steps). */
+export interface RegisterSpan extends SessionSpan {
+  first_reading_at: Date;
+  last_reading_at: Date;
   energyWh: bigint;
 }
 
@@ -85,6 +83,8 @@ export async function registerSpansOf(db: Db, sessionIds: string[]): Promise<Map
     .where('first_reading_at', 'is not', null)
     .where('last_reading_at', 'is not', null)
     .execute();
-  return new Map(rows.map((r) => [r.id, { chargerId: r.charger_id, first: new Date(r.first_reading_at!), last: new Date(r.last_reading_at!), energyWh: BigInt(r.energy_wh) }]));
+  return new Map(
+    rows.map((r) => [r.id, { id: r.id, charger_id: r.charger_id, first_reading_at: r.first_reading_at!, last_reading_at: r.last_reading_at!, energyWh: BigInt(r.energy_wh) }]),
+  );
 }
 

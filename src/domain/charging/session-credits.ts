@@ -39,16 +39,13 @@ export async function sessionCredits(
   // the signing moment counts its counted energy (energy_wh) whole, in the year it was charged.
   const whole = (s: { id: string }, since: Date) => {
     const span = spans.get(s.id);
-    return span !== undefined && span.first.getTime() >= since.getTime() && year(span.first) === year(span.last) ? span : undefined;
+    return span !== undefined && span.first_reading_at.getTime() >= since.getTime() && year(span.first_reading_at) === year(span.last_reading_at) ? span : undefined;
   };
   const split = counting.filter((s) => {
     const span = spans.get(s.id);
-    return span !== undefined && span.last.getTime() > chargerCountsFrom(s, from)!.getTime() && !whole(s, chargerCountsFrom(s, from)!);
+    return span !== undefined && span.last_reading_at.getTime() > chargerCountsFrom(s, from)!.getTime() && !whole(s, chargerCountsFrom(s, from)!);
   });
-  const points = await registerPointsOf(
-    deps.db,
-    split.map((s) => ({ id: s.id, charger_id: spans.get(s.id)!.chargerId, first_reading_at: spans.get(s.id)!.first, last_reading_at: spans.get(s.id)!.last })),
-  );
+  const points = await registerPointsOf(deps.db, split.map((s) => spans.get(s.id)!));
   const price = priceUnitsOf(deps.config.ERE_INDICATIVE_PRICE_EUR);
   const fee = feeUnitsOf(feePct);
   for (const s of sessions) {
@@ -64,7 +61,7 @@ export async function sessionCredits(
       out.set(s.id, NONE);
       continue;
     }
-    const ere2 = rescale(w ? ereForWh(deps.config, year(w.first), wh) : ereOfCounted(deps.config, byMonth!), 6, 2);
+    const ere2 = rescale(w ? ereForWh(deps.config, year(w.first_reading_at), wh) : ereOfCounted(deps.config, byMonth!), 6, 2);
     out.set(s.id, { counts_for_ere: true, counted_wh: wh, ere_credits: decToNumber(ere2, 2), estimated_euro: decToNumber(netCents(ere2, price, fee), 2) });
   }
   return out;

@@ -197,6 +197,7 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
     live.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.i - b.i));
     const firsts = live.filter((v, k) => k === 0 || live[k - 1]!.key !== v.key);
     const ff = firsts.map((v) => monthFigures(deps.config, v.d));
+    const figuresOf = new Map(firsts.map((v, k) => [v.key, ff[k]!]));
     const created = await sql<{ id: string; connection_id: string; month: string }>`
       insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
       select c, m, k::numeric, w::bigint, s, src, h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz
@@ -207,7 +208,8 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
       on conflict (connection_id, month) do nothing
       returning id, connection_id, month`.execute(db);
     const createdIds = new Map(created.rows.map((r) => [`${r.connection_id}|${r.month}`, r.id]));
-    const rows = new Map<string, StoredMonth>(); // a created month is filled in by its first delivery below
+    // each month as the deliveries so far left it (a created one is filled in by its first delivery below)
+    const rows = new Map<string, StoredMonth & { hold_reason?: string | null }>();
     const others = firsts.filter((v) => !createdIds.has(v.key));
     if (others.length > 0) {
       const existing = await sql<Row>`
@@ -219,44 +221,38 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
            for update of e`.execute(db);
       for (const r of existing.rows) rows.set(`${r.connection_id}|${r.month}`, r);
     }
-    // the rules, per delivery in order on the row as the deliveries before it left it
-    const updated = new Map<string, StoredMonth & { hold_reason: string | null }>();
-    const touched = new Set<string>();
+    // the rules, per delivery in order on the row as the deliveries before it left it; what each changed month needs
+    // written ('update' = new figures, 'touch' = only its exact Wh or session count)
+    const write = new Map<string, 'update' | 'touch'>();
     for (const v of live) {
       const row = rows.get(v.key);
       if (row === undefined && createdIds.has(v.key)) {
-        const f = monthFigures(deps.config, v.d); // this delivery created it
+        const f = figuresOf.get(v.key)!; // this delivery created it
         const id = createdIds.get(v.key)!;
         rows.set(v.key, { id, kwh: f.kwh, wh: f.wh, sessions: v.d.sessions ?? 0, status: 'delivered', source: v.d.source, held_wh: f.held_wh, hold_status: f.hold_status });
         results[v.i] = { status: 'created', kwh: v.d.kwh, energyMonthId: id };
         continue;
       }
       const w = decideMonthWrite(deps.config, row!, v.d);
-      if (w.write === 'update') {
-        const next = { ...row!, ...w.set, status: 'delivered' };
-        rows.set(v.key, next);
-        updated.set(v.key, next);
-      } else if (w.write === 'touch') {
-        const next = { ...row!, ...w.set };
-        rows.set(v.key, next);
-        const u = updated.get(v.key);
-        if (u) updated.set(v.key, { ...u, ...w.set });
-        else touched.add(v.key);
+      if (w.write !== 'none') {
+        rows.set(v.key, { ...row!, ...w.set, ...(w.write === 'update' ? { status: 'delivered' } : {}) });
+        write.set(v.key, w.write === 'update' || write.get(v.key) === 'update' ? 'update' : 'touch');
       }
       results[v.i] = w.result;
     }
-    if (updated.size > 0) {
-      const list = [...updated.values()];
+    const changed = (kind: 'update' | 'touch') => [...write].filter(([, k]) => k === kind).map(([key]) => rows.get(key)!);
+    const list = changed('update');
+    if (list.length > 0) {
       await sql`
         update energy_months e
            set kwh = u.k::numeric, wh = u.w::bigint, sessions = u.s, source = u.src, held_wh = u.h::bigint, hold_reason = u.hr, hold_status = u.hs,
                status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null
           from unnest(${list.map((r) => r.id)}::uuid[], ${list.map((r) => r.kwh)}::text[], ${list.map((r) => r.wh)}::text[], ${list.map((r) => r.sessions)}::int[],
-                      ${list.map((r) => r.source)}::text[], ${list.map((r) => r.held_wh)}::text[], ${list.map((r) => r.hold_reason)}::text[],
+                      ${list.map((r) => r.source)}::text[], ${list.map((r) => r.held_wh)}::text[], ${list.map((r) => r.hold_reason ?? null)}::text[],
                       ${list.map((r) => r.hold_status)}::text[]) as u(id, k, w, s, src, h, hr, hs)
          where e.id = u.id`.execute(db);
     }
-    const touches = [...touched].filter((k) => !updated.has(k)).map((k) => rows.get(k)!);
+    const touches = changed('touch');
     if (touches.length > 0) {
       await sql`
         update energy_months e set wh = u.w::bigint, sessions = u.s, updated_at = ${now}::timestamptz

@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
 import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
-import { parseKwh, recordMonthlyEnergies, type RecordEnergyResult, type RecordStatus } from './record-energy.ts';
+import { parseKwh, recordMonthlyEnergies, type RecordStatus } from './record-energy.ts';
 
 export { BATCH_MAX_ITEMS };
 
@@ -92,13 +92,9 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
 
 
 /**
- * Targets are resolved first, then the valid items are written in one transaction with a fixed number of
- * statements whatever their count, by the one write of monthly deliveries (record-energy.ts writeDeliveries: the
- * connections read FOR SHARE in id order, the new months inserted in one statement, the existing ones read FOR UPDATE
- * in one, the changed ones updated in one), its rules applied per item in request order on the row as the items
- * before it left it: the same kWh is unchanged, a registered month is never changed (ere_booked), other kWh restarts
- * the review (updated). The connection is checked in the write transaction (issue 10 item 7), so an archive that
- * lands during the request rejects the item.
+ * Targets are resolved first, then the items with a target are written together by the one write of monthly
+ * deliveries (record-energy.ts recordMonthlyEnergies: a fixed number of statements whatever their count, the rules
+ * applied per item in request order, the connection checked again in the write transaction).
  */
 export async function recordSessionsBatch(deps: Deps, partnerId: string, items: unknown[]): Promise<BatchResult> {
   const results: BatchItemResult[] = new Array(items.length);
@@ -121,17 +117,9 @@ export async function recordSessionsBatch(deps: Deps, partnerId: string, items: 
       pending.push({ index, item, connectionId: target.connectionId, kwhOut });
     }
   }
-  if (pending.length) await writeMonths(deps, pending, results);
-  for (const r of results) counts[r.status] += 1;
-  return { ok: true, results, counts };
-}
-
-async function writeMonths(
-  deps: Deps,
-  pending: Array<{ index: number; item: Record<string, unknown>; connectionId: string; kwhOut: number | null }>,
-  results: BatchItemResult[],
-): Promise<void> {
-  const answer = (p: (typeof pending)[number], r: RecordEnergyResult) => {
+  const written = await recordMonthlyEnergies(deps, pending.map((p) => ({ connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo' as const })));
+  pending.forEach((p, k) => {
+    const r = written[k]!;
     results[p.index] = {
       index: p.index,
       connection_id: p.connectionId,
@@ -140,7 +128,7 @@ async function writeMonths(
       status: r.status,
       ...(r.error ? { error: r.error } : {}),
     };
-  };
-  const written = await recordMonthlyEnergies(deps, pending.map((p) => ({ connectionId: p.connectionId, month: p.item.month, kwh: p.item.kwh, source: 'cpo' as const })));
-  pending.forEach((p, k) => answer(p, written[k]!));
+  });
+  for (const r of results) counts[r.status] += 1;
+  return { ok: true, results, counts };
 }
