@@ -6,7 +6,9 @@
 // full run, then --runs rounds of the incremental runs the 15-minute job makes: with nothing changed, after a
 // tenth of the chargers started a session (the quarter hour's new data), and after one in a hundred sent a reading
 // of a year ago (an offline batch, stored as the gateway stores it: the reading, then the session's recompute).
-// Prints each kind's p50 and max in ms and how many partitions of meter_readings a run planned (= locked).
+// Prints each kind's p50 and max in ms and how many partitions of meter_readings a run planned (= locked); and a
+// second full run as the job runs it, committing as it goes (D78): its transactions and the longest of them,
+// against the same run in one transaction (what a CPO batch for one of its months could wait).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +18,7 @@ import { loadConfig } from '../src/config.ts';
 import { joinTransaction } from '../src/db/join-transaction.ts';
 import type { Deps } from '../src/deps.ts';
 import { recomputeSession } from '../src/domain/charging/readings.ts';
-import { aggregateMonthlyEnergy } from '../src/domain/energy/aggregate.ts';
+import { AGGREGATE_CHUNK_CONNECTIONS, aggregateMonthlyEnergy } from '../src/domain/energy/aggregate.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/main.ts';
 import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
@@ -48,6 +50,16 @@ async function timedRun(deps: Deps, full: boolean): Promise<{ ms: number; partit
     const ms = performance.now() - t0;
     return { ms, partitions: (await lockedReadingPartitions(trx)).length, months: s.months_recomputed };
   });
+}
+
+/** After `ms`, one write to the first aggregated connection's earliest month (as a CPO batch would make): how long it took. */
+async function writeAfter(deps: Deps, ms: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, ms));
+  const t0 = performance.now();
+  await sql`
+    update energy_months set updated_at = updated_at
+     where (connection_id, month) = (select connection_id, month from energy_months order by connection_id, month limit 1)`.execute(deps.db);
+  return performance.now() - t0;
 }
 
 /** Sessions of `chargers` started at each of `starts`, three register readings 30 minutes apart, kept as the gateway keeps them. */
@@ -89,6 +101,16 @@ async function main(): Promise<void> {
     const counts = (await sql<{ s: string; r: string }>`select (select count(*) from charging_sessions)::text as s, (select count(*) from meter_readings)::text as r`.execute(deps.db)).rows[0]!;
 
     const full = await timedRun(deps, true);
+    // full again, months unchanged: as the job runs it (a few connections per transaction), then in one transaction;
+    // a second into each, another client writes a month of the first connection (what a CPO batch would do)
+    const ends: number[] = [];
+    const t0 = performance.now();
+    const [, waitedChunked] = await Promise.all([
+      aggregateMonthlyEnergy(deps, { full: true, safetyMarginSeconds: 0, onChunk: () => void ends.push(performance.now()) }),
+      writeAfter(deps, 1000),
+    ]);
+    const chunked = { ms: performance.now() - t0, transactions: ends.length, longest: Math.max(...ends.map((t, i) => t - (i === 0 ? t0 : ends[i - 1]!))) };
+    const [again, waitedOne] = await Promise.all([timedRun(deps, true), writeAfter(deps, 1000)]);
     const kinds = { idle: [] as Array<{ ms: number; partitions: number; months: number }>, fresh: [] as typeof full[], late: [] as typeof full[] };
     for (let run = 0; run < Number(a.runs); run++) {
       kinds.idle.push(await timedRun(deps, false));
@@ -120,6 +142,10 @@ async function main(): Promise<void> {
       `energy aggregation, ${a.connections} connections, ${counts.s} sessions, ${counts.r} readings over ${months} months, ` +
         `${partitions} partitions (PostgreSQL ${(await sql<{ server_version: string }>`show server_version`.execute(deps.db)).rows[0]!.server_version}):\n` +
         line('full run', [full]) +
+        line('full run again (months unchanged), one transaction', [again]) +
+        `  ${'  a write to its first month 1 s in waited'.padEnd(50)} ${waitedOne.toFixed(1).padStart(8)} ms\n` +
+        `  ${'full run again, committed as it goes'.padEnd(50)} ${chunked.ms.toFixed(1).padStart(8)} ms in ${chunked.transactions} transactions of up to ${AGGREGATE_CHUNK_CONNECTIONS} connections, the longest ${chunked.longest.toFixed(1)} ms\n` +
+        `  ${'  a write to its first month 1 s in waited'.padEnd(50)} ${waitedChunked.toFixed(1).padStart(8)} ms\n` +
         line(`incremental, nothing changed (${a.runs} runs)`, kinds.idle) +
         line('incremental, a tenth started a session', kinds.fresh) +
         line('incremental, 1 in 100 sent a reading of a year ago', kinds.late),

@@ -17,13 +17,14 @@ function localLocks(db: Db): Map<string, Promise<unknown>> {
 
 /**
  * Runs fn under the lock `name`. With wait=false it returns { acquired: false } at once when the lock is taken;
- * with wait=true it waits for the holder. fn's own errors propagate.
+ * with wait=true it waits for the holder. fn's own errors propagate. fn is handed the connection that holds the
+ * lock (PGlite: db itself), for work that had better stay on one backend than take a second one from the pool.
  */
 export async function withAdvisoryLock<T>(
   db: Db,
   kind: 'pg' | 'pglite',
   name: string,
-  fn: () => Promise<T>,
+  fn: (held: Db) => Promise<T>,
   opts: { wait: boolean },
 ): Promise<{ acquired: true; value: T } | { acquired: false }> {
   if (kind === 'pglite') {
@@ -32,7 +33,7 @@ export async function withAdvisoryLock<T>(
       if (!opts.wait) return { acquired: false };
       await locks.get(name)!.catch(() => undefined);
     }
-    const p = fn();
+    const p = fn(db);
     locks.set(name, p);
     try {
       return { acquired: true, value: await p };
@@ -48,7 +49,7 @@ export async function withAdvisoryLock<T>(
       if (!got.rows[0]?.ok) return { acquired: false } as const;
     }
     try {
-      return { acquired: true, value: await fn() } as const;
+      return { acquired: true, value: await fn(conn) } as const;
     } finally {
       await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, hashtext(${name}))`.execute(conn);
     }

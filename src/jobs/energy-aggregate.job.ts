@@ -1,5 +1,5 @@
 // C4.7: the OCPP monthly aggregation every ENERGY_AGGREGATE_CRON and through POST /admin/jobs/energy-aggregate/run.
-// Safe by itself too: aggregateMonthlyEnergy runs in one transaction under pg_try_advisory_xact_lock.
+// Safe by itself too: aggregateMonthlyEnergy holds an advisory lock of its own for the run, which commits as it goes.
 // Incremental from the stored watermark (a full recompute when none exists); operators force a full one with
 // recomputeAllMonthlyEnergy (src/domain/energy/aggregate.ts).
 import { aggregateMonthlyEnergy } from '../domain/energy/aggregate.ts';

@@ -7,7 +7,15 @@
 // orchestrator. Incremental (docs/energy.md): a run recomputes only the (connection, month) pairs whose inputs
 // changed since the watermark of the last successful run, plus the whole history of a connection whose inputs
 // changed (fingerprint). No watermark → a full recompute; recomputeAllMonthlyEnergy forces one.
+//
+// A run commits as it goes (D78): its connections in transactions of AGGREGATE_CHUNK_CONNECTIONS each (a
+// connection's months, their write and its bookkeeping together), under a session-level advisory lock held for the
+// whole run, and the watermark last. A full run over a fleet takes minutes; in one transaction it held every
+// written month's row lock (a CPO batch for one of them waited) and kept the vacuum from the hot tables' dead rows
+// for as long. A run that fails part-way leaves the old watermark: the next run recomputes what it had recomputed
+// (the write path makes that `unchanged`), and a connection's fingerprint is committed only with its results.
 import { sql } from 'kysely';
+import { LOCK_NAMESPACE, withAdvisoryLock } from '../../db/locks.ts';
 import type { Deps } from '../../deps.ts';
 import { monthOf, nextMonth } from '../../lib/amsterdam-time.ts';
 import { planAggregation, type ConnPlan } from './aggregate-plan.ts';
@@ -16,8 +24,11 @@ import { recordMonthlyEnergies, type RecordEnergyInput } from './record-energy.t
 
 export { monthlyChargerEnergy, oneMonthChargerEnergy, type MonthTotal } from './month-energy.ts';
 
-/** Advisory lock of the write phase, apart from the scheduler's own lock on the job name. */
-export const AGGREGATE_LOCK = { namespace: 0x454e5247, key: 1 } as const; // 'ENRG'
+/** Advisory lock of a run, apart from the scheduler's own lock on the job name (the job is safe called directly). */
+export const AGGREGATE_LOCK_NAME = 'energy-aggregate:run';
+
+/** Connections per transaction of a run. */
+export const AGGREGATE_CHUNK_CONNECTIONS = 100;
 
 /**
  * The next run re-reads what changed after (run start − this margin): a transaction still in flight when a run
@@ -31,6 +42,10 @@ export interface AggregateOptions {
   full?: boolean;
   /** overrides WATERMARK_SAFETY_MARGIN_SECONDS (tests) */
   safetyMarginSeconds?: number;
+  /** connections per transaction (default AGGREGATE_CHUNK_CONNECTIONS) */
+  chunkConnections?: number;
+  /** after each transaction of the run committed: connections done, of how many (progress) */
+  onChunk?: (done: number, of: number) => void | Promise<void>;
 }
 
 export interface AggregateSummary {
@@ -58,58 +73,93 @@ export function recomputeAllMonthlyEnergy(deps: Deps): Promise<AggregateSummary>
   return aggregateMonthlyEnergy(deps, { full: true });
 }
 
-/** One run of the aggregation, inside one transaction holding AGGREGATE_LOCK (two runs never double-write). */
+const emptySummary = (): AggregateSummary => ({
+  mode: 'incremental', connections: 0, months_recomputed: 0, connections_full: 0,
+  created: 0, updated: 0, unchanged: 0, rejected: 0,
+  registered_left_alone: 0, cpo_left_alone: 0, ambiguous_accounts: 0,
+});
+
+/** Runs fn in a transaction of its own (commits as the run goes), or in the caller's when handed one. */
+type InTransaction = (fn: (tdeps: Deps) => Promise<void>) => Promise<void>;
+
+/**
+ * One run of the aggregation, under its advisory lock (two runs never double-write; the second returns skipped).
+ * Called with a transaction as deps.db (tests, the aggregation benchmark), the whole run happens in it, under the
+ * same lock taken for the transaction.
+ */
 export async function aggregateMonthlyEnergy(deps: Deps, opts: AggregateOptions = {}): Promise<AggregateSummary> {
-  return deps.db.transaction().execute(async (trx) => {
-    const tdeps: Deps = { ...deps, db: trx };
-    const summary: AggregateSummary = {
-      mode: 'incremental', connections: 0, months_recomputed: 0, connections_full: 0,
-      created: 0, updated: 0, unchanged: 0, rejected: 0,
-      registered_left_alone: 0, cpo_left_alone: 0, ambiguous_accounts: 0,
-    };
-    const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${AGGREGATE_LOCK.namespace}, ${AGGREGATE_LOCK.key}) as ok`.execute(trx);
-    if (!lock.rows[0]?.ok) return { ...summary, skipped: 'locked' as const };
+  const skipped = { ...emptySummary(), skipped: 'locked' as const };
+  if (deps.db.isTransaction) {
+    const lock = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${LOCK_NAMESPACE}, hashtext(${AGGREGATE_LOCK_NAME})) as ok`.execute(deps.db);
+    if (!lock.rows[0]?.ok) return skipped;
+    return runAggregation(deps, opts, (fn) => fn(deps));
+  }
+  // the whole run on the connection that holds the lock: one backend, and one connection of the pool
+  const r = await withAdvisoryLock(
+    deps.db,
+    deps.dbKind,
+    AGGREGATE_LOCK_NAME,
+    (held) => runAggregation({ ...deps, db: held }, opts, (fn) => held.transaction().execute((trx) => fn({ ...deps, db: trx }))),
+    { wait: false },
+  );
+  return r.acquired ? r.value : skipped;
+}
 
-    // Kept in SQL at PostgreSQL's microsecond precision: a JavaScript Date would cut it to the millisecond, and a
-    // row written in the cut-off fraction would be taken as changed again by the next run.
-    const nextSince = sql<Date>`now() - make_interval(secs => ${opts.safetyMarginSeconds ?? WATERMARK_SAFETY_MARGIN_SECONDS})`;
-    const watermark = await trx.selectFrom('energy_aggregate_watermark').selectAll().where('id', '=', 1).executeTakeFirst();
-    const full = opts.full === true || !watermark;
-    summary.mode = full ? 'full' : 'incremental';
-    const nowMonth = monthOf(deps.clock());
+async function runAggregation(deps: Deps, opts: AggregateOptions, inTransaction: InTransaction): Promise<AggregateSummary> {
+  const summary = emptySummary();
+  // The next run's watermark: this run's start on the database's clock less the margin, kept as text at PostgreSQL's
+  // microsecond precision (a JavaScript Date would cut it to the millisecond, and a row written in the cut-off
+  // fraction would be taken as changed again by the next run).
+  const margin = opts.safetyMarginSeconds ?? WATERMARK_SAFETY_MARGIN_SECONDS;
+  const nextSince = (await sql<{ at: string }>`select (now() - make_interval(secs => ${margin}))::text as at`.execute(deps.db)).rows[0]!.at;
+  const watermark = await deps.db.selectFrom('energy_aggregate_watermark').selectAll().where('id', '=', 1).executeTakeFirst();
+  const full = opts.full === true || !watermark;
+  summary.mode = full ? 'full' : 'incremental';
+  const nowMonth = monthOf(deps.clock());
 
-    const { plans, ambiguous } = await planAggregation(trx, deps.logger, { full, nowMonth });
-    summary.ambiguous_accounts = ambiguous;
-    for (const p of plans) {
-      if (!p.full && p.months.size === 0) continue;
-      if (p.full) summary.connections_full += 1;
-      const totals = await connectionTotals(tdeps, p, nowMonth);
-      if (totals.size === 0) continue; // no OCPP energy and nothing OCPP wrote before: CPO-only connections
-      summary.connections += 1;
-      const inputs: RecordEnergyInput[] = [];
-      for (const [month, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
-        if (month > nowMonth) {
-          p.skipped.push(month); // readings stamped in the future wait for their month
-          continue;
-        }
-        summary.months_recomputed += 1;
-        inputs.push({ connectionId: p.connectionId, month, wh: t.wh, sessions: t.sessions, source: 'ocpp' });
-      }
-      // the connection's months in one write (a handful of statements however many months)
-      for (const r of await recordMonthlyEnergies(tdeps, inputs)) {
-        if (r.leftAlone === 'registered') summary.registered_left_alone += 1;
-        else if (r.leftAlone === 'cpo') summary.cpo_left_alone += 1;
-        else summary[r.status] += 1;
-      }
+  const { plans, ambiguous } = await planAggregation(deps.db, deps.logger, { full, nowMonth });
+  summary.ambiguous_accounts = ambiguous;
+  // the connections with something to do: months to recompute, or bookkeeping that changed
+  const work = plans.filter((p) => p.full || p.months.size > 0 || bookkeepingOf(p, nowMonth) !== null);
+  const chunk = Math.max(1, opts.chunkConnections ?? AGGREGATE_CHUNK_CONNECTIONS);
+  for (let i = 0; i < work.length; i += chunk) {
+    const part = work.slice(i, i + chunk);
+    await inTransaction(async (tdeps) => {
+      for (const p of part) await aggregateConnection(tdeps, p, nowMonth, summary);
+      for (const p of part) await keepBookkeeping(tdeps, p, nowMonth);
+    });
+    await opts.onChunk?.(i + part.length, work.length);
+  }
+  await deps.db
+    .insertInto('energy_aggregate_watermark')
+    .values({ id: 1, since: sql<Date>`${nextSince}::timestamptz`, now_month: nowMonth })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ since: sql<Date>`${nextSince}::timestamptz`, now_month: nowMonth, updated_at: sql`now()` }))
+    .execute();
+  return summary;
+}
+
+/** One connection's recomputed months, offered to the write path together; the outcome counted in the summary. */
+async function aggregateConnection(deps: Deps, p: ConnPlan, nowMonth: string, summary: AggregateSummary): Promise<void> {
+  if (!p.full && p.months.size === 0) return;
+  if (p.full) summary.connections_full += 1;
+  const totals = await connectionTotals(deps, p, nowMonth);
+  if (totals.size === 0) return; // no OCPP energy and nothing OCPP wrote before: CPO-only connections
+  summary.connections += 1;
+  const inputs: RecordEnergyInput[] = [];
+  for (const [month, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
+    if (month > nowMonth) {
+      p.skipped.push(month); // readings stamped in the future wait for their month
+      continue;
     }
-    for (const p of plans) await keepBookkeeping(tdeps, p, nowMonth);
-    await trx
-      .insertInto('energy_aggregate_watermark')
-      .values({ id: 1, since: nextSince, now_month: nowMonth })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ since: nextSince, now_month: nowMonth, updated_at: sql`now()` }))
-      .execute();
-    return summary;
-  });
+    summary.months_recomputed += 1;
+    inputs.push({ connectionId: p.connectionId, month, wh: t.wh, sessions: t.sessions, source: 'ocpp' });
+  }
+  // the connection's months in one write (a handful of statements however many months)
+  for (const r of await recordMonthlyEnergies(deps, inputs)) {
+    if (r.leftAlone === 'registered') summary.registered_left_alone += 1;
+    else if (r.leftAlone === 'cpo') summary.cpo_left_alone += 1;
+    else summary[r.status] += 1;
+  }
 }
 
 /**
@@ -139,8 +189,8 @@ async function connectionTotals(deps: Deps, p: ConnPlan, nowMonth: string): Prom
   return totals;
 }
 
-/** The connection's fingerprint and future months, written only where they changed. */
-async function keepBookkeeping(deps: Deps, p: ConnPlan, nowMonth: string): Promise<void> {
+/** The connection's fingerprint and future months when they changed, else null. */
+function bookkeepingOf(p: ConnPlan, nowMonth: string): { pf: string | null; pt: string | null } | null {
   const keep = p.stored && !p.full ? [p.stored.pending_from, p.stored.pending_to] : [null, null];
   const future = [...p.skipped];
   if (keep[0] && keep[1] && keep[1] > nowMonth) future.push(keep[0] > nowMonth ? keep[0] : nextMonth(nowMonth), keep[1]);
@@ -148,7 +198,15 @@ async function keepBookkeeping(deps: Deps, p: ConnPlan, nowMonth: string): Promi
   const pf = future[0] ?? null;
   const pt = future[future.length - 1] ?? null;
   const s = p.stored;
-  if (s && s.fingerprint === p.fingerprint && s.pending_from === pf && s.pending_to === pt) return;
+  if (s && s.fingerprint === p.fingerprint && s.pending_from === pf && s.pending_to === pt) return null;
+  return { pf, pt };
+}
+
+/** The connection's fingerprint and future months, written only where they changed. */
+async function keepBookkeeping(deps: Deps, p: ConnPlan, nowMonth: string): Promise<void> {
+  const b = bookkeepingOf(p, nowMonth);
+  if (!b) return;
+  const { pf, pt } = b;
   await deps.db
     .insertInto('energy_aggregate_connections')
     .values({ connection_id: p.connectionId, fingerprint: p.fingerprint, pending_from: pf, pending_to: pt })
