@@ -1,4 +1,5 @@
 // C4.5/C4.6 quirks: each yields the documented rows, with no reading lost (docs/ocpp.md "Readings and sessions").
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
@@ -132,6 +133,40 @@ describe('meter readings (C4.5)', () => {
     const [s] = await sessionsOf(ch.chargerId);
     expect(s).toMatchObject({ energy_wh: '1500', last_meter_wh: '1500' });
     expect(s!.last_reading_at!.toISOString()).toBe(new Date(T0 + 5 * 60_000).toISOString());
+  });
+
+  it('a replay that adds nothing writes nothing (the readings and the session keep their row versions); one that adds a power value is written', async () => {
+    // each row's version (xmin): a write of any kind, even of the same values, makes a new one
+    const versions = async (chargerId: string) => ({
+      readings: (await sql<{ x: string; power_w: number | null }>`select xmin::text as x, power_w from meter_readings where charger_id = ${chargerId} order by measured_at`.execute(svc.deps.db)).rows,
+      session: (await sql<{ x: string; energy_wh: string }>`select xmin::text as x, energy_wh from charging_sessions where charger_id = ${chargerId}`.execute(svc.deps.db)).rows,
+    });
+    await withCharger('ocpp1.6', async (cli, ch) => {
+      const tx = await start16(cli, 0, 0);
+      const mv = { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', at(1), 300), energyValue('ocpp1.6', at(2), 600)] };
+      await cli.call('MeterValues', mv);
+      const before = await versions(ch.chargerId);
+      expect(before.session).toEqual([{ x: expect.any(String), energy_wh: '600' }]);
+      // the charger missed the answer and sends the message again, twice
+      expect(await cli.call('MeterValues', mv)).toEqual({});
+      expect(await cli.call('MeterValues', { ...mv, meterValue: [mv.meterValue[1]] })).toEqual({});
+      expect(await versions(ch.chargerId)).toEqual(before);
+      // the first reading again, now with the power the charger measured beside it: written, the session recomputed
+      const withPower = {
+        timestamp: at(1),
+        sampledValue: [
+          { value: '300', measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
+          { value: '3600', measurand: 'Power.Active.Import', unit: 'W' },
+        ],
+      };
+      expect(await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [withPower] })).toEqual({});
+      const after = await versions(ch.chargerId);
+      expect(after.readings.map((r) => r.power_w)).toEqual([null, 3600, null]);
+      expect(after.readings[1]!.x).not.toBe(before.readings[1]!.x);
+      expect([after.readings[0]!.x, after.readings[2]!.x]).toEqual([before.readings[0]!.x, before.readings[2]!.x]);
+      expect(after.session).toEqual([{ x: expect.any(String), energy_wh: '600' }]);
+      expect(after.session[0]!.x).not.toBe(before.session[0]!.x);
+    });
   });
 });
 

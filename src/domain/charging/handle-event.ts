@@ -145,8 +145,8 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
       session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh });
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
-    await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
-    await updateSessionEnergy(trx, session.id, maxW, readings);
+    // a replayed start whose readings are stored as sent changes nothing the session's energy is made of
+    if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
     const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
@@ -200,8 +200,7 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
     }
     await endSession(trx, session.id, ev);
     const readings = [...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
-    await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
-    await updateSessionEnergy(trx, session.id, maxW, readings);
+    if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
     // C4.5: a 1.6 StopTransaction whose transactionData holds only signed data: it signs the meterStop reading
@@ -230,13 +229,15 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
       if (group) group.readings.push(r);
       else groups.set(key, { session, readings: [r] });
     }
+    const changed = new Set<string>();
     for (const [id, g] of groups) {
       // a reading of a session is stored under the session's connector, whatever connectorId the message carried
-      await storeReadings(trx, chargerId, g.session?.connector_id ?? ev.connectorId, id === '' ? null : id, g.readings, deps.clock());
+      if (await storeReadings(trx, chargerId, g.session?.connector_id ?? ev.connectorId, id === '' ? null : id, g.readings, deps.clock())) changed.add(id);
     }
     // the named session was read and locked in this transaction and only its status may have changed since
-    // (reopenIfStillRunning); sessions placed by time are read again, locked
-    for (const [id, g] of groups) if (g.session) await updateSessionEnergy(trx, id, maxW, g.readings, g.session === named ? named : undefined);
+    // (reopenIfStillRunning); sessions placed by time are read again, locked. A session whose readings were all
+    // stored already, as sent (a replay), keeps its energy: its full recompute (every month of it) is not run.
+    for (const [id, g] of groups) if (g.session && changed.has(id)) await updateSessionEnergy(trx, id, maxW, g.readings, g.session === named ? named : undefined);
     const aside = await placeSignedValues(trx, named ? { sessionId: named.id } : { chargerId, connectorId: ev.connectorId }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     // C4.11: quarantined whole only when nothing in it could be used

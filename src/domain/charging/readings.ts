@@ -118,31 +118,44 @@ export async function storeReadings(
   sessionId: string | null,
   readings: EnergyReading[],
   now: Date,
-): Promise<void> {
+): Promise<number> {
   // merged first: ON CONFLICT cannot touch one row twice in a statement
   readings = mergeReadings(readings);
-  if (readings.length === 0) return;
+  if (readings.length === 0) return 0;
   // C5.5: each signed value's verdict, stored with it
   const judged = { chargerId, readings };
   await judgeSignatures(trx, [judged]);
   readings = judged.readings;
-  await trx
+  const written = await trx
     .insertInto('meter_readings')
     .values(readings.map((r) => ({ ...readingRow(chargerId, connectorId, sessionId, r), anomaly: arrivalFlag(r.measuredAt, now) })))
     .onConflict((oc) =>
       // issue 10 item 7 (migration 0051): the replay key includes the connector; two connectors with equal
       // readings at the same second are two readings
-      oc.columns(['charger_id', 'connector_id', 'measured_at', 'measurand', 'phase', 'wh']).doUpdateSet({
-        // a replay adds what the first copy lacked, never overwrites it
-        session_id: sql`coalesce(meter_readings.session_id, excluded.session_id)`,
-        signed_data: sql`coalesce(meter_readings.signed_data, excluded.signed_data)`,
-        signature_status: keepSignatureStatus,
-        context: sql`coalesce(meter_readings.context, excluded.context)`,
-        power_w: sql`coalesce(meter_readings.power_w, excluded.power_w)`,
-      }),
+      oc
+        .columns(['charger_id', 'connector_id', 'measured_at', 'measurand', 'phase', 'wh'])
+        .doUpdateSet(REPLAY_ADDS)
+        // a copy that adds nothing is left as it is: no new row version, and nothing for the caller to recompute
+        .where(REPLAY_ADDS_SOMETHING),
     )
+    .returning(sql<number>`1`.as('written'))
     .execute();
+  return written.length;
 }
+
+/** What a replayed reading adds to its stored copy: what the first copy lacked, never overwriting it. */
+const REPLAY_ADDS = {
+  session_id: sql<string | null>`coalesce(meter_readings.session_id, excluded.session_id)`,
+  signed_data: sql<string | null>`coalesce(meter_readings.signed_data, excluded.signed_data)`,
+  signature_status: keepSignatureStatus,
+  context: sql<string | null>`coalesce(meter_readings.context, excluded.context)`,
+  power_w: sql<number | null>`coalesce(meter_readings.power_w, excluded.power_w)`,
+};
+/** Whether a replay changes any of those columns of the stored copy. */
+const REPLAY_ADDS_SOMETHING = sql<boolean>`(${sql.join(
+  Object.entries(REPLAY_ADDS).map(([column, value]) => sql`meter_readings.${sql.ref(column)} is distinct from ${value}`),
+  sql` or `,
+)})`;
 
 /** Maximum power of a charger in W: its catalog model's, else OCPP_MAX_POWER_W. */
 export async function maxPowerW(trx: Trx, chargerId: string, fallbackW: number): Promise<number> {
