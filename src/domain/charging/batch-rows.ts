@@ -8,8 +8,7 @@
 import { sql } from 'kysely';
 import { verdictOfRow } from '../chargers/id-tokens.ts';
 import type { EnergyReading, IdTagVerdict } from './events.ts';
-import { ENERGY_REGISTER } from './readings.ts';
-import { keepSignatureStatus } from './signatures.ts';
+import { ENERGY_REGISTER, REPLAY_ADDS, REPLAY_ADDS_SOMETHING } from './readings.ts';
 
 export const isRegister = (r: EnergyReading) => r.measurand === ENERGY_REGISTER && r.phase === '';
 
@@ -97,13 +96,11 @@ export function storedRegisters(records: ReadingRecord[]) {
 export const readingColumns = (sessionId: ReturnType<typeof sql.ref>) =>
   sql`r.charger_id, ${sessionId}, r.connector_id, r.measured_at, r.measurand, r.phase, r.wh, r.context, r.signed_data, r.signature_status, r.anomaly, r.power_w`;
 
-/** A reading sent again keeps the stored one and fills only what it lacked (the one-message path's rule). */
+/** A reading sent again keeps the stored one and fills only what it lacked, and one that adds nothing is left as it is
+ * (the one-message path's rule, readings.ts REPLAY_ADDS). */
 export const KEEP_STORED_READING = sql`on conflict (charger_id, connector_id, measured_at, measurand, phase, wh) do update set
-        session_id = coalesce(meter_readings.session_id, excluded.session_id),
-        signed_data = coalesce(meter_readings.signed_data, excluded.signed_data),
-        signature_status = ${keepSignatureStatus},
-        context = coalesce(meter_readings.context, excluded.context),
-        power_w = coalesce(meter_readings.power_w, excluded.power_w)`;
+        ${sql.join(Object.entries(REPLAY_ADDS).map(([column, value]) => sql`${sql.ref(column)} = ${value}`))}
+      where ${REPLAY_ADDS_SOMETHING}`;
 
 /** A tagged message of a batch: its index, its charger and the id tag whose verdict it needs. */
 export interface Tagged {

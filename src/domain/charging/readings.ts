@@ -143,8 +143,9 @@ export async function storeReadings(
   return written.length;
 }
 
-/** What a replayed reading adds to its stored copy: what the first copy lacked, never overwriting it. */
-const REPLAY_ADDS = {
+/** What a replayed reading adds to its stored copy: what the first copy lacked, never overwriting it (here and in
+ * the batch statements' KEEP_STORED_READING). */
+export const REPLAY_ADDS = {
   session_id: sql<string | null>`coalesce(meter_readings.session_id, excluded.session_id)`,
   signed_data: sql<string | null>`coalesce(meter_readings.signed_data, excluded.signed_data)`,
   signature_status: keepSignatureStatus,
@@ -152,7 +153,7 @@ const REPLAY_ADDS = {
   power_w: sql<number | null>`coalesce(meter_readings.power_w, excluded.power_w)`,
 };
 /** Whether a replay changes any of those columns of the stored copy. */
-const REPLAY_ADDS_SOMETHING = sql<boolean>`(${sql.join(
+export const REPLAY_ADDS_SOMETHING = sql<boolean>`(${sql.join(
   Object.entries(REPLAY_ADDS).map(([column, value]) => sql`meter_readings.${sql.ref(column)} is distinct from ${value}`),
   sql` or `,
 )})`;
