@@ -9,22 +9,16 @@
 // Prints each kind's p50 and max in ms and how many partitions of meter_readings a run planned (= locked); and a
 // second full run as the job runs it, committing as it goes (D78): its transactions and the longest of them,
 // against the same run in one transaction (what a CPO batch for one of its months could wait).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { loadConfig } from '../src/config.ts';
 import { joinTransaction } from '../src/db/join-transaction.ts';
 import type { Deps } from '../src/deps.ts';
 import { recomputeSession } from '../src/domain/charging/readings.ts';
 import { AGGREGATE_CHUNK_CONNECTIONS, aggregateMonthlyEnergy } from '../src/domain/energy/aggregate.ts';
-import { createLogger } from '../src/logger.ts';
-import { startService } from '../src/main.ts';
 import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
 import { lockedReadingPartitions } from '../test/helpers/partitions.ts';
-import { freshDatabase } from './fresh-db.ts';
 import { addHistoryMonths } from './history.ts';
+import { runBench, withBenchService } from './bench-service.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -83,12 +77,7 @@ async function sessionsOf(deps: Deps, chargers: string[], starts: Date[], tag: s
 }
 
 async function main(): Promise<void> {
-  const fresh = await freshDatabase(base!, 'ere_bench_aggregate');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-bench-aggregate-'));
-  const config = loadConfig({ ...process.env, DATABASE_URL: fresh.url, DATA_DIR: dir, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'fatal' });
-  const service = await startService({ config, logger: createLogger({ level: 'fatal' }), listen: false, seed: false, jobs: false });
-  try {
-    const deps = service.deps;
+  await withBenchService(base!, 'aggregate', async (deps) => {
     const partitions = await addHistoryMonths(deps.db, Number(a['history-months']));
     const chargers: string[] = [];
     for (let i = 0; i < Number(a.connections); i++) chargers.push((await anAccountWithConnection(deps, { eligible: true })).midChargerId!);
@@ -150,17 +139,7 @@ async function main(): Promise<void> {
         line('incremental, a tenth started a session', kinds.fresh) +
         line('incremental, 1 in 100 sent a reading of a year ago', kinds.late),
     );
-  } finally {
-    await service.stop();
-    await fresh.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bench:aggregate: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:aggregate', main);

@@ -4,18 +4,12 @@
 // recordSessionsBatch on the service's own database, in-process. A fresh database holds one CPO partner with
 // --items / 25 accounts (a third named by cpo_external_ref); each run posts --items items for new months, then the
 // same items again (a replay). Prints p50/max per kind and the statements per request (counted by a kysely plugin).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { loadConfig } from '../src/config.ts';
 import { recordSessionsBatch } from '../src/domain/energy/sessions-batch.ts';
-import { createLogger } from '../src/logger.ts';
-import { startService } from '../src/main.ts';
 import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
 import { aPartner } from '../test/helpers/factories.ts';
-import { freshDatabase } from './fresh-db.ts';
+import { runBench, withBenchService } from './bench-service.ts';
 
 const { values: a } = parseArgs({ options: { items: { type: 'string', default: '1000' }, runs: { type: 'string', default: '5' } } });
 const base = process.env.DATABASE_URL;
@@ -25,12 +19,7 @@ if (!base) {
 }
 
 async function main(): Promise<void> {
-  const fresh = await freshDatabase(base!, 'ere_bench_batch');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-bench-batch-'));
-  const config = loadConfig({ ...process.env, DATABASE_URL: fresh.url, DATA_DIR: dir, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'fatal' });
-  const service = await startService({ config, logger: createLogger({ level: 'fatal' }), listen: false, seed: false, jobs: false });
-  try {
-    const deps = service.deps;
+  await withBenchService(base!, 'batch', async (deps) => {
     const cpo = await aPartner(deps);
     const count = Number(a.items);
     const accounts = Math.max(1, Math.ceil(count / 25));
@@ -82,17 +71,7 @@ async function main(): Promise<void> {
         `  new months: p50 ${f1(p50(fresh))} ms, max ${f1(Math.max(...fresh))} ms, ${stmts.fresh} statements\n` +
         `  replay:     p50 ${f1(p50(replay))} ms, max ${f1(Math.max(...replay))} ms, ${stmts.replay} statements\n`,
     );
-  } finally {
-    await service.stop();
-    await fresh.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bench:batch: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:batch', main);

@@ -21,6 +21,7 @@ import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './d
 import { DbWaitSampler, formatWal, formatWaits, serverCpuBetween, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
+import { runBench } from './bench-service.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -572,10 +573,4 @@ guard.unref();
 /** the timeline's last lines are written before the process exits */
 const closeTimeline = () => new Promise<void>((resolve) => (timeline ? timeline.end(resolve) : resolve()));
 
-main().then(
-  () => closeTimeline().then(() => process.exit(0)),
-  (err) => {
-    process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench', main, closeTimeline);

@@ -14,6 +14,7 @@ import { RPCClient } from 'ocpp-rpc';
 import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
 import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
 import { freshDatabase } from './fresh-db.ts';
+import { runBench } from './bench-service.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -104,10 +105,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bench:command: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:command', main);

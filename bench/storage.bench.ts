@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { freshDatabase } from './fresh-db.ts';
+import { runBench } from './bench-service.ts';
 
 const { values: a } = parseArgs({
   options: { chargers: { type: 'string', default: '1000' }, hours: { type: 'string', default: '24' }, json: { type: 'boolean', default: false } },
@@ -79,10 +80,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`bench:storage: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:storage', main);
