@@ -24,6 +24,8 @@ Connection
   --local-address A      source address of the connections (spread a big fleet over 127.0.0.0/8)
   --spread-starts        load: each charger starts its transaction at its own phase of the first period and (with
                          --duration above two periods) stops it at its phase of the last, not all at once
+  --replay-share F       load: the share (0-1) of periodic readings sent again as soon as they are answered, as a
+                         charger does that missed the answer (replays, on top of --rate); default 0
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
@@ -99,6 +101,13 @@ function int(name: string, v: string | undefined): number | undefined {
   return Number(v);
 }
 
+/** A share between 0 and 1 (a decimal number). */
+function share01(name: string, v: string): number {
+  const n = Number(v);
+  if (!/^\d*\.?\d+$/.test(v) || n > 1) fail(`--${name} must be a number from 0 to 1, got ${v}`);
+  return n;
+}
+
 function readCsv(file: string): Credential[] {
   const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   const rows = lines.map((l) => l.split(',').map((c) => c.trim().replace(/^"|"$/g, '')));
@@ -127,6 +136,7 @@ async function main(): Promise<void> {
       insecure: { type: 'boolean', default: false },
       'local-address': { type: 'string' },
       'spread-starts': { type: 'boolean', default: false },
+      'replay-share': { type: 'string' },
       'state-dir': { type: 'string' },
       'no-state': { type: 'boolean', default: false },
       scenario: { type: 'string' },
@@ -295,6 +305,7 @@ async function main(): Promise<void> {
     storm: a.storm,
     ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
     ...(a['spread-starts'] ? { spreadStarts: true } : {}),
+    ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
     ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     ...(a['wait-go'] ? { beforeWorkload: () => goFromParent(abort.signal) } : {}),

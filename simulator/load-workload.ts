@@ -23,6 +23,7 @@ export async function loadWorkload(
   const powerW = o.powerW ?? 7400;
   const stepWh = Math.max(1, Math.floor((powerW * interval) / 3600));
   const rate = o.ratePerSecond ?? 0;
+  const replayShare = o.replayShare ?? 0;
   const end = performance.now() + durationMs;
   const base = Date.now() - 30 * 86_400_000;
   let begun = 0;
@@ -68,6 +69,8 @@ export async function loadWorkload(
         await cp.txMeter(tx, wh, new Date(t), powerW);
         periodic.count += 1;
         periodic.wh += BigInt(wh);
+        // a charger that missed the answer sends the same reading again (stored once; not counted twice above)
+        if (replayShare > 0 && Math.random() < replayShare) await cp.txMeter(tx, wh, new Date(t), powerW);
       } catch {
         /* counted */
       }

@@ -33,6 +33,11 @@ export interface FleetOptions {
   durationS?: number;
   /** load: each charger starts its transaction at its own phase of the period instead of all at once */
   spreadStarts?: boolean;
+  /**
+   * load: the share (0–1) of periodic readings sent a second time as soon as they are answered, as a charger does
+   * that missed the answer (a replay; on top of the rate, its answer counted as any MeterValues'); default 0
+   */
+  replayShare?: number;
   /** load: simulated seconds between readings (the energy per reading follows from the power); default 60 */
   meterIntervalS?: number;
   powerW?: number;

@@ -1,6 +1,7 @@
 // The load workload's shape against the bare server: with spread starts each charger starts its transaction at its
 // own phase of the first period and stops it at its phase of the last, so a fleet never sends all its
-// StopTransactions in the same second; every charger still starts, reads and stops exactly once.
+// StopTransactions in the same second; every charger still starts, reads and stops exactly once. With a replay share,
+// that share of the periodic readings is sent a second time, the same reading right after its answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBareServer, type BareServer } from '../../simulator/bare-server.ts';
 import { identitiesFor, runFleet } from '../../simulator/load.ts';
@@ -44,5 +45,27 @@ describe('fleet load workload', () => {
     expect(stopsNow()).toBe(30);
     expect(server.received.filter((r) => ids.includes(r.identity) && r.method === 'StartTransaction')).toHaveLength(30);
     expect(summary.periodic_acked.count).toBeGreaterThanOrEqual(30);
+  });
+
+  it('replay share: every periodic reading sent twice at share 1, the second a copy of the first; counted once', { timeout: 60_000 }, async () => {
+    const ids = identitiesFor('REPLAY-', 10);
+    const summary = await runFleet({
+      url: server.url,
+      protocol: 'ocpp1.6',
+      credentials: ids.map((identity) => ({ identity, password: undefined })),
+      rampPerSecond: 200,
+      workload: 'load',
+      ratePerSecond: 10,
+      durationS: 4,
+      replayShare: 1,
+    });
+    expect(summary.messages.errors).toBe(0);
+    const periodic = server.received.filter((r) => ids.includes(r.identity) && r.method === 'MeterValues');
+    expect(periodic.length).toBe(2 * summary.periodic_acked.count);
+    expect(summary.periodic_acked.count).toBeGreaterThanOrEqual(10);
+    for (const id of ids) {
+      const mine = periodic.filter((r) => r.identity === id).map((r) => JSON.stringify(r.params));
+      for (let i = 0; i < mine.length; i += 2) expect(mine[i + 1]).toBe(mine[i]);
+    }
   });
 });
