@@ -1,7 +1,6 @@
 // Many small requests answered by one: what arrives within `flushMs` (or `max` of them) is handed to `run` as one
 // batch, a few batches at a time. Each caller gets its own item's answer. A batch that fails rejects each of its
-// callers with the error, unless `fallback` answers them one by one. A batch may also answer one of its items with
-// an error of its own (ItemFailed) while the others get their answers.
+// callers with the error, unless `fallback` answers them one by one.
 //
 // Items with the same key are never in one batch: the later one goes into a later round, after the earlier
 // one's batch settled, so set-based writes keep each key's order (a charger's reconnect racing its older socket).
@@ -15,8 +14,8 @@ export interface MicroBatchOptions<I, O> {
   flushMs: number;
   maxInFlight: number;
   key: (item: I) => string;
-  /** one answer per item, in the order given (ItemFailed: that item's caller gets the error) */
-  run: (items: I[]) => Promise<Array<O | ItemFailed>>;
+  /** one answer per item, in the order given */
+  run: (items: I[]) => Promise<O[]>;
   /** when a whole batch failed: each item on its own (default: every caller gets the batch's error) */
   fallback?: (item: I) => Promise<O>;
   /** once per batch: its size and whether it was written as one or went one by one (metrics) */
@@ -25,11 +24,6 @@ export interface MicroBatchOptions<I, O> {
   priority?: (item: I) => boolean;
   /** batches of priority items that may run beyond maxInFlight (default 0) */
   priorityInFlight?: number;
-}
-
-/** An item's own failure in a batch that answered the others. */
-export class ItemFailed {
-  constructor(readonly error: unknown) {}
 }
 
 interface Waiting<I, O> {
@@ -115,7 +109,7 @@ export class MicroBatcher<I, O> {
   }
 
   private async run(batch: Array<Waiting<I, O>>): Promise<void> {
-    let out: Array<O | ItemFailed>;
+    let out: O[];
     try {
       out = await this.o.run(batch.map((w) => w.item));
     } catch (err) {
@@ -129,11 +123,7 @@ export class MicroBatcher<I, O> {
       return;
     }
     this.o.onBatch?.(batch.length, 'batched');
-    batch.forEach((w, i) => {
-      const o = out[i]!;
-      if (o instanceof ItemFailed) w.reject(o.error);
-      else w.resolve(o);
-    });
+    batch.forEach((w, i) => w.resolve(out[i]!));
   }
 
   /** waiting and in-flight work (tests, shutdown) */

@@ -65,10 +65,8 @@ export class CallHandler {
             maxInFlight: INGEST_BATCHES_IN_FLIGHT,
             onBatch: (b) => {
               metrics.ingestBatch.observe({ outcome: b.outcome }, b.size);
-              if (b.oneStatement) metrics.ingestMessages.inc({ path: 'one_statement' }, b.oneStatement);
-              if (b.setBased) metrics.ingestMessages.inc({ path: 'set_based' }, b.setBased);
-              const rest = b.size - b.oneStatement - b.setBased;
-              if (rest) metrics.ingestMessages.inc({ path: b.outcome === 'fallback' ? 'fallback' : 'handler' }, rest);
+              if (b.setBased) metrics.ingestMessages.inc({ path: b.oneStatement ? 'one_statement' : 'set_based' }, b.setBased);
+              if (b.size - b.setBased) metrics.ingestMessages.inc({ path: b.outcome === 'fallback' ? 'fallback' : 'handler' }, b.size - b.setBased);
             },
           })
         : undefined;

@@ -14,10 +14,7 @@
 // alone and a good one is never held back by it. The two commonest batches need no transaction at all: one whose
 // every message continues or stops a session its socket remembers, and one whose every message starts a new
 // session, are each one statement (atomic on its own) that writes everything or, when its checks fail, nothing;
-// the batch then goes the transaction's way. In a batch of the first kind, a message the statement cannot take (a
-// charger's replay of a message whose answer it missed, a late reading) is left out of it: the statement writes the
-// others, and the ones left out go the transaction's way after it (each being another charger's), so a replay
-// does not send the whole batch through the slower path, the more so when the gateway is slow and chargers resend.
+// the batch then goes the transaction's way.
 //
 // Readings that continue a session their socket remembers (one statement in autocommit, batch.ts applyRemembered)
 // are batched apart from the rest and first, with one batch slot of their own beyond the others: a charger's
@@ -31,7 +28,7 @@ import { applySetBasedStarts, applyStartsAlone } from '../domain/charging/batch-
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
 import { maxPowerWOf } from '../domain/charging/readings.ts';
-import { ItemFailed, MicroBatcher } from '../lib/micro-batch.ts';
+import { MicroBatcher } from '../lib/micro-batch.ts';
 
 interface Pending {
   ctx: EventContext;
@@ -43,11 +40,8 @@ export interface PipelineOptions {
   flushMs: number;
   /** batches in flight at once (each holds one pooled connection) */
   maxInFlight: number;
-  /**
-   * called once per batch: its size, how it went, and how many of its messages were written set-based in the
-   * batch's transaction and by one statement without one (metrics)
-   */
-  onBatch?: (b: { size: number; outcome: 'committed' | 'fallback'; setBased: number; oneStatement: number }) => void;
+  /** called once per batch: its size, how it went, and how many of its messages were written set-based (metrics) */
+  onBatch?: (b: { size: number; outcome: 'committed' | 'fallback'; setBased: number; oneStatement?: boolean }) => void;
 }
 
 export class IngestPipeline {
@@ -70,7 +64,7 @@ export class IngestPipeline {
       // throws goes to its caller (retried when transient, quarantined when the data is unusable)
       fallback: (p) => handleChargerEvent(deps, p.ctx, p.ev),
       onBatch: (size, outcome) => {
-        if (outcome !== 'batched') opts.onBatch?.({ size, outcome: 'fallback', setBased: 0, oneStatement: 0 });
+        if (outcome !== 'batched') opts.onBatch?.({ size, outcome: 'fallback', setBased: 0 });
       },
     });
   }
@@ -80,53 +74,15 @@ export class IngestPipeline {
     return this.batches.submit({ ctx, ev });
   }
 
-  private async run(batch: Pending[]): Promise<Array<EventOutcome | ItemFailed>> {
+  private async run(batch: Pending[]): Promise<EventOutcome[]> {
     // every message continues (or stops) a session its socket remembers, or every message starts a new session:
     // one statement, no explicit transaction
     const items = batch.map(itemOf);
-    const remembered = await applyRemembered(this.deps.db, items, this.deps.clock());
-    if (remembered) return this.rest(batch, remembered);
-    const starts = await applyStartsAlone(this.deps.db, items, this.deps.clock());
-    if (starts) {
-      this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: 0, oneStatement: batch.length });
-      return starts;
+    const alone = (await applyRemembered(this.deps.db, items, this.deps.clock())) ?? (await applyStartsAlone(this.deps.db, items, this.deps.clock()));
+    if (alone) {
+      this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
+      return alone;
     }
-    const { outcomes, setBased } = await this.inTransaction(batch);
-    this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased, oneStatement: 0 });
-    return outcomes;
-  }
-
-  /**
-   * The messages one statement left out of a batch (outcome undefined), in a transaction of their own; the others
-   * are committed already, so if that transaction fails only the ones left out run on their own, as the
-   * micro-batcher's fallback runs a failed batch (each one's error going to its own caller).
-   */
-  private async rest(batch: Pending[], written: Array<EventOutcome | undefined>): Promise<Array<EventOutcome | ItemFailed>> {
-    const left = batch.filter((_, i) => written[i] === undefined);
-    const oneStatement = batch.length - left.length;
-    const out: Array<EventOutcome | ItemFailed | undefined> = [...written];
-    const fill = (outcomes: Array<EventOutcome | ItemFailed>) => {
-      let k = 0;
-      for (let i = 0; i < out.length; i++) if (out[i] === undefined) out[i] = outcomes[k++]!;
-      return out as Array<EventOutcome | ItemFailed>;
-    };
-    if (left.length === 0) {
-      this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: 0, oneStatement });
-      return out as EventOutcome[];
-    }
-    let done: { outcomes: EventOutcome[]; setBased: number };
-    try {
-      done = await this.inTransaction(left);
-    } catch {
-      this.opts.onBatch?.({ size: batch.length, outcome: 'fallback', setBased: 0, oneStatement });
-      return fill(await Promise.all(left.map((p) => handleChargerEvent(this.deps, p.ctx, p.ev).catch((err: unknown) => new ItemFailed(err)))));
-    }
-    this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: done.setBased, oneStatement });
-    return fill(done.outcomes);
-  }
-
-  /** A batch in one transaction: what fits set-based, the rest through the one-message handler in it. */
-  private async inTransaction(batch: Pending[]): Promise<{ outcomes: EventOutcome[]; setBased: number }> {
     let setBased = 0;
     const outcomes = await this.deps.db.transaction().execute(async (trx) => {
       // each socket's charger power, read once for all sockets of the batch that have not cached it yet (the
@@ -152,7 +108,8 @@ export class IngestPipeline {
       }
       return all;
     });
-    return { outcomes, setBased };
+    this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased, oneStatement: false });
+    return outcomes;
   }
 }
 

@@ -9,10 +9,7 @@ export interface OcppMetrics {
   callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
   /** messages per ingest batch (group commit), by outcome: committed, or undone and run one by one */
   ingestBatch: Histogram<'outcome'>;
-  /**
-   * transaction messages by how a batch wrote them: one_statement (no explicit transaction), set_based (in the
-   * batch's transaction), handler (one-message handler in the batch), fallback
-   */
+  /** transaction messages by how a batch wrote them: set_based, handler (one-message handler in the batch), fallback */
   ingestMessages: Counter<'path'>;
   /** items per connect-path batch (connect-batches.ts), by kind and outcome: batched, or fallback (one by one) */
   connectBatch: Histogram<'kind' | 'outcome'>;
@@ -59,7 +56,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
     }),
     ingestMessages: new Counter({
       name: 'ocpp_ingest_messages_total',
-      help: 'Transaction messages written by the ingest pipeline, by path: one_statement (no explicit transaction), set_based (in the batch transaction), handler (one-message handler in it), fallback (undone batch, one by one)',
+      help: 'Transaction messages written by the ingest pipeline, by path: set_based, handler (in the batch), fallback (undone batch, one by one)',
       labelNames: ['path'],
       registers: [registry],
     }),

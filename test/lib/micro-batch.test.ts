@@ -1,7 +1,7 @@
 // The group commit's batching (src/lib/micro-batch.ts): size and window, batches in flight, one item per key per
-// batch, priority items batched apart and ahead of a queue of slow batches, and an item's own failure.
+// batch, and priority items batched apart and ahead of a queue of slow batches.
 import { expect, it } from 'vitest';
-import { ItemFailed, MicroBatcher } from '../../src/lib/micro-batch.ts';
+import { MicroBatcher } from '../../src/lib/micro-batch.ts';
 
 interface Item {
   key: string;
@@ -136,26 +136,4 @@ it('takes each batch from the head of a long queue: arrival order per key and ki
   for (const i of items) expect(seen.some((s) => s.kind === i.pri && s.keys.includes(i.key))).toBe(true);
   for (const ns of order.values()) expect(ns).toEqual([...ns].sort((x, y) => x - y));
   expect(b.idle).toBe(true);
-});
-
-it("answers an item's own failure to that item's caller alone, the others with their answers", async () => {
-  const fallback: string[] = [];
-  const b = new MicroBatcher<Item, string>({
-    max: 10,
-    flushMs: 5,
-    maxInFlight: 1,
-    key: (i) => i.key,
-    run: async (items) => items.map((i) => (i.key === 'bad' ? new ItemFailed(new Error('refused')) : `done ${i.key}`)),
-    fallback: async (i) => {
-      fallback.push(i.key);
-      return `alone ${i.key}`;
-    },
-  });
-  const answers = await Promise.allSettled([b.submit({ key: 'a' }), b.submit({ key: 'bad' }), b.submit({ key: 'c' })]);
-  expect(answers).toEqual([
-    { status: 'fulfilled', value: 'done a' },
-    { status: 'rejected', reason: new Error('refused') },
-    { status: 'fulfilled', value: 'done c' },
-  ]);
-  expect(fallback).toEqual([]); // the batch ran: no item is run again
 });

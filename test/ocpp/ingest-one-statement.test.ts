@@ -3,10 +3,7 @@
 // applyStartsAlone, batch.ts applyRemembered), with what the one-message path gives: the sessions and their
 // readings, 1.6 transaction ids, the id tags' verdicts, a session left open on the connector closed provisionally
 // (C4.6), a resent start answered as before. The charger's power comes from its BootNotification (the step rule
-// of C4.5), so its first reading after a start is one statement too. A replayed or late reading in a window of
-// readings is left out of the statement and written on its own, the others by the statement. Which path wrote is
-// read from /metrics.
-import { sql } from 'kysely';
+// of C4.5), so its first reading after a start is one statement too. Which path wrote is read from /metrics.
 import type { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -29,8 +26,6 @@ describe('one statement per window of starts or stops', () => {
 
   const metric = async (path: string) =>
     Number(new RegExp(`^ocpp_ingest_messages_total\\{path="${path}"\\} (\\d+)`, 'm').exec((await svc.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0);
-  const fallbacks = async () =>
-    Number(/^ocpp_ingest_batch_messages_count\{outcome="fallback"\} (\d+)/m.exec((await svc.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0);
   const connect = async (ch: TestCharger, model?: { vendor: string; model: string }) => {
     const cli = await connectCharger(svc, ch, 'ocpp1.6', model ?? {});
     clients.push(cli);
@@ -174,66 +169,5 @@ describe('one statement per window of starts or stops', () => {
       expect((await sessionsOf(ch)).map((s) => s.transaction_id)).toEqual([String(again[i]!.transactionId)]);
       expect((await readingsOf(ch)).map((r) => r.wh)).toEqual(['2000']);
     }
-  });
-  /** three chargers, each with a session its socket remembers after one reading (a window of their own before) */
-  const threeRemembered = async (meterStart: number, minute: number) => {
-    const user = await aUser(svc.deps);
-    const chargers = [await anOcppCharger(svc, user), await anOcppCharger(svc, user), await anOcppCharger(svc, user)];
-    const cli = await Promise.all(chargers.map((ch) => connect(ch)));
-    const started = (await Promise.all(cli.map((c) => c.call('StartTransaction', { connectorId: 1, idTag: 'T', meterStart, timestamp: at(minute) })))) as Array<{ transactionId: number }>;
-    const ids = started.map((s) => s.transactionId);
-    const first = (i: number) => ({ connectorId: 1, transactionId: ids[i], meterValue: [energyValue('ocpp1.6', at(minute + 1), meterStart + 100)] });
-    await Promise.all(cli.map((c, i) => c.call('MeterValues', first(i))));
-    return { chargers, cli, ids, first };
-  };
-
-  it('a replay in a window of readings is left out of the statement: the others are one statement, the replay changes nothing', { timeout: 30_000 }, async () => {
-    const { chargers, cli, ids, first } = await threeRemembered(3000, 30);
-    const oneBefore = await metric('one_statement');
-    const setBefore = await metric('set_based');
-    const handlerBefore = await metric('handler');
-    // the third charger sends its last reading again (its answer was lost), the others their next one
-    const answers = await Promise.all(
-      cli.map((c, i) => c.call('MeterValues', i === 2 ? first(2) : { connectorId: 1, transactionId: ids[i], meterValue: [energyValue('ocpp1.6', at(32), 3200)] })),
-    );
-    expect(answers).toEqual([{}, {}, {}]);
-    expect(await metric('one_statement')).toBe(oneBefore + 2);
-    expect(await metric('handler')).toBe(handlerBefore + 1);
-    expect(await metric('set_based')).toBe(setBefore);
-    for (const [i, ch] of chargers.entries()) {
-      expect((await readingsOf(ch)).map((r) => r.wh)).toEqual(i === 2 ? ['3000', '3100'] : ['3000', '3100', '3200']);
-      expect((await sessionsOf(ch))[0]).toMatchObject({ status: 'active', energy_wh: i === 2 ? '100' : '200' });
-    }
-    // the replaying socket still remembers its session: its next reading is one statement again
-    await cli[2]!.call('MeterValues', { connectorId: 1, transactionId: ids[2], meterValue: [energyValue('ocpp1.6', at(33), 3300)] });
-    expect(await metric('one_statement')).toBe(oneBefore + 3);
-    expect((await sessionsOf(chargers[2]!))[0]).toMatchObject({ energy_wh: '300' });
-  });
-
-  it('a message left out of the statement that the database refuses is judged alone; the statement kept the others', { timeout: 30_000 }, async () => {
-    const { chargers, cli, ids } = await threeRemembered(5000, 40);
-    // the third charger's reading is late (before its last one) and carries a value the database refuses (a check
-    // constraint of this test's own): the transaction of what the statement left fails, that message alone is
-    // quarantined, and the two readings the statement wrote stay written, each answered once
-    await sql`alter table meter_readings add constraint test_refuses_666 check (wh <> 666)`.execute(svc.deps.db);
-    const oneBefore = await metric('one_statement');
-    const fallbackBefore = await fallbacks();
-    const fallbackMessagesBefore = await metric('fallback');
-    try {
-      const answers = await Promise.all(
-        cli.map((c, i) =>
-          c.call('MeterValues', { connectorId: 1, transactionId: ids[i], meterValue: [i === 2 ? energyValue('ocpp1.6', at(40.5), 666) : energyValue('ocpp1.6', at(42), 5200)] }),
-        ),
-      );
-      expect(answers).toEqual([{}, {}, {}]);
-    } finally {
-      await sql`alter table meter_readings drop constraint test_refuses_666`.execute(svc.deps.db);
-    }
-    expect(await metric('one_statement')).toBe(oneBefore + 2);
-    expect(await fallbacks()).toBe(fallbackBefore + 1); // one batch, part of it run one by one
-    expect(await metric('fallback')).toBe(fallbackMessagesBefore + 1); // of its messages, the one left out
-    for (const [i, ch] of chargers.entries()) expect((await readingsOf(ch)).map((r) => r.wh)).toEqual(i === 2 ? ['5000', '5100'] : ['5000', '5100', '5200']);
-    const q = await svc.deps.db.selectFrom('ocpp_quarantine').select(['action', 'kind']).where('charger_id', '=', chargers[2]!.chargerId).execute();
-    expect(q).toEqual([{ action: 'MeterValues', kind: 'message' }]);
   });
 });

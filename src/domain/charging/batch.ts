@@ -193,31 +193,26 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
  * The batch in one statement and no explicit transaction, when every message of it continues or stops a session
  * whose row the socket remembers from its previous set-based write (SocketCache.session, with the row's xmin): no
  * read, no BEGIN/COMMIT. The statement writes only if every session row is still that version (locked while it
- * writes); else it writes nothing and returns null: the caller runs the batch the usual way, which reads the
- * sessions afresh. A message of such a batch that does not continue its session in time (a replay of one already
- * answered, a late reading) or that this path does not take (a signed reading) is left out of the statement: its
- * outcome is undefined and the caller runs it through the usual way, the others being written and committed by
- * the statement (each message is another charger's: a batch holds one per charger). Returns null too when the
- * batch is not of this kind or none of it fits.
+ * writes); else, or when anything in the batch does not fit, it writes nothing and returns null: the caller runs
+ * the batch the usual way, which reads the sessions afresh.
  */
-export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined> | null> {
+export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
   const candidates: Candidate[] = [];
   for (const [i, item] of items.entries()) {
     if (!writesRemembered(item)) return null;
     const c = candidateOf(item, i);
-    if (c && !c.readings.some((r) => r.signedData !== null)) candidates.push(c);
+    if (!c || c.readings.some((r) => r.signedData !== null)) return null;
+    candidates.push(c);
   }
   const plan = planOf(candidates, (c) => items[c.index]!.cache!.session, now);
-  if (plan.taken.length === 0) return null;
+  if (plan.taken.length !== items.length) return null;
   const res = await writePlan(db, plan, now);
   if (res.stored > 0 || !res.ok) {
     for (const item of items) if (item.cache) item.cache.session = undefined;
     return null;
   }
   remember(items, plan, res.xs);
-  const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
-  for (const c of plan.taken) out[c.index] = c.outcome;
-  return out;
+  return plan.taken.map((c) => c.outcome);
 }
 
 /**
