@@ -4,7 +4,7 @@
 // that share of the periodic readings is sent a second time, the same reading right after its answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBareServer, type BareServer } from '../../simulator/bare-server.ts';
-import { identitiesFor, runFleet } from '../../simulator/load.ts';
+import { type FleetOptions, identitiesFor, runFleet } from '../../simulator/load.ts';
 
 let server: BareServer;
 beforeAll(async () => {
@@ -14,6 +14,18 @@ afterAll(async () => {
   await server.close();
 });
 
+/** The load workload of `ids` against the bare server at 10 MeterValues a second, with `o` on top. */
+const loadOf = (ids: string[], o: Partial<FleetOptions>) =>
+  runFleet({
+    url: server.url,
+    protocol: 'ocpp1.6',
+    credentials: ids.map((identity) => ({ identity, password: undefined })),
+    rampPerSecond: 200,
+    workload: 'load',
+    ratePerSecond: 10,
+    ...o,
+  });
+
 describe('fleet load workload', () => {
   it('spread starts: starts in the first period, stops spread over the last, none in the steady window', { timeout: 60_000 }, async () => {
     const ids = identitiesFor('SPREAD-', 30);
@@ -21,13 +33,7 @@ describe('fleet load workload', () => {
     const marks: Record<string, number> = {};
     let midLastPeriod: Promise<number> | undefined;
     // 30 chargers at 10 MeterValues a second: a 3 s period; 10 s of workload, so the last period is 7–10 s
-    const summary = await runFleet({
-      url: server.url,
-      protocol: 'ocpp1.6',
-      credentials: ids.map((identity) => ({ identity, password: undefined })),
-      rampPerSecond: 200,
-      workload: 'load',
-      ratePerSecond: 10,
+    const summary = await loadOf(ids, {
       durationS: 10,
       spreadStarts: true,
       onPhase: (phase) => {
@@ -49,16 +55,7 @@ describe('fleet load workload', () => {
 
   it('replay share: every periodic reading sent twice at share 1, the second a copy of the first; counted once', { timeout: 60_000 }, async () => {
     const ids = identitiesFor('REPLAY-', 10);
-    const summary = await runFleet({
-      url: server.url,
-      protocol: 'ocpp1.6',
-      credentials: ids.map((identity) => ({ identity, password: undefined })),
-      rampPerSecond: 200,
-      workload: 'load',
-      ratePerSecond: 10,
-      durationS: 4,
-      replayShare: 1,
-    });
+    const summary = await loadOf(ids, { durationS: 4, replayShare: 1 });
     expect(summary.messages.errors).toBe(0);
     const periodic = server.received.filter((r) => ids.includes(r.identity) && r.method === 'MeterValues');
     expect(periodic.length).toBe(2 * summary.periodic_acked.count);
