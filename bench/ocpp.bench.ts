@@ -35,6 +35,7 @@ const { values: a } = parseArgs({
     'skip-storm': { type: 'boolean', default: false },
     'spread-starts': { type: 'boolean', default: false },
     'replay-share': { type: 'string', default: '0' },
+    'idle-readings': { type: 'boolean', default: false },
     duration: { type: 'string', default: '20' },
     rate: { type: 'string', default: '0' },
     ramp: { type: 'string', default: '200' },
@@ -63,7 +64,7 @@ const { values: a } = parseArgs({
 });
 if (a.help) {
   process.stdout.write(
-    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--targets gateway,bare] [--repeat 1] [--json]\n',
+    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--idle-readings] [--targets gateway,bare] [--repeat 1] [--json]\n',
   );
   process.exit(0);
 }
@@ -279,6 +280,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           '--ramp', String(share(Number(a.ramp), drivers, d)),
           ...(a['skip-storm'] ? [] : ['--storm']),
           ...(a['spread-starts'] ? ['--spread-starts'] : []),
+          ...(a['idle-readings'] ? ['--idle-readings'] : []),
           ...(Number(a['replay-share']) > 0 ? ['--replay-share', a['replay-share']!] : []),
           '--hold', '4',
           // every driver starts its workload when all are connected: one steady window for all, none measuring

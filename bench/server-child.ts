@@ -34,7 +34,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `ere-bench-${kind}-`));
 const csvPath = path.join(tmp, 'chargers.csv');
 
 let stop: () => Promise<void> = async () => {};
-/** gateway only: the periodic register readings it stored (to compare with what the driver saw acknowledged) */
+/** gateway only: the periodic (or, with --idle-readings, clock-aligned) register readings it stored (to compare with what the driver saw acknowledged) */
 let stored: () => Promise<{ count: number; wh_sum: string } | null> = async () => null;
 /** CPU (µs) and memory (bytes) of the server: this process, or the clustered gateway's process tree */
 let cpuUs = () => {
@@ -111,7 +111,7 @@ async function startGateway(): Promise<{ url: string; db: string; database?: str
   const storedIn = async (db: import('../src/db/database.ts').Db) => {
     const r = await sql<{ count: string; wh_sum: string | null }>`
       select count(*)::text as count, sum(wh)::text as wh_sum from meter_readings
-       where context = 'Sample.Periodic' and measurand = 'Energy.Active.Import.Register' and phase = ''`.execute(db);
+       where context in ('Sample.Periodic', 'Sample.Clock') and measurand = 'Energy.Active.Import.Register' and phase = ''`.execute(db);
     return { count: Number(r.rows[0]!.count), wh_sum: r.rows[0]!.wh_sum ?? '0' };
   };
   if (workers > 1) {

@@ -26,6 +26,8 @@ Connection
                          --duration above two periods) stops it at its phase of the last, not all at once
   --replay-share F       load: the share (0-1) of periodic readings sent again as soon as they are answered, as a
                          charger does that missed the answer (replays, on top of --rate); default 0
+  --idle-readings        load: no transactions; each charger sends its idle connector's register reading
+                         (Sample.Clock, outside any transaction) at the rate instead
   --no-stop-data         1.6: send StopTransaction without transactionData (default: the end reading is included)
 
 Scenario
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
       'local-address': { type: 'string' },
       'spread-starts': { type: 'boolean', default: false },
       'replay-share': { type: 'string' },
+      'idle-readings': { type: 'boolean', default: false },
       'state-dir': { type: 'string' },
       'no-state': { type: 'boolean', default: false },
       scenario: { type: 'string' },
@@ -305,6 +308,7 @@ async function main(): Promise<void> {
     storm: a.storm,
     ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
     ...(a['spread-starts'] ? { spreadStarts: true } : {}),
+    ...(a['idle-readings'] ? { idleReadings: true } : {}),
     ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
     ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),

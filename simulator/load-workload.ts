@@ -41,8 +41,9 @@ export async function loadWorkload(
     stats.markSteady('end');
     o.onPhase?.('steady-end', { meter_values_acked: stats.meterValuesAcked });
   }, Math.max(0, (spreadStops ? durationMs - periodMs : durationMs) - 1000));
+  const idle = o.idleReadings ?? false;
   const begin = (cp: ChargePoint, at: Date) =>
-    cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at }).finally(() => {
+    (idle ? Promise.resolve(null) : cp.beginTx({ connectorId: 1, idTag: 'SIMLOAD1', at })).finally(() => {
       if (++begun !== cps.length) return;
       loop.enable();
       stats.markSteady('start');
@@ -54,7 +55,7 @@ export async function loadWorkload(
     if (spreadStarts) await sleep(phaseMs, o.signal);
     const stopAt = spreadStops ? end - periodMs + phaseMs : end;
     const tx = await begin(cp, new Date(t));
-    let wh = tx.meterStartWh;
+    let wh = tx?.meterStartWh ?? cp.register(1);
     let next = performance.now() + (spreadStarts ? periodMs : phaseMs);
     while (performance.now() < stopAt && cp.connected && !(o.signal?.aborted ?? false)) {
       if (periodMs > 0) {
@@ -64,18 +65,22 @@ export async function loadWorkload(
         next += periodMs;
       }
       t += interval * 1000;
-      wh += stepWh;
       try {
-        await cp.txMeter(tx, wh, new Date(t), powerW);
+        if (tx) {
+          wh += stepWh;
+          await cp.txMeter(tx, wh, new Date(t), powerW);
+        } else {
+          await cp.clockReading(1, new Date(t));
+        }
         periodic.count += 1;
         periodic.wh += BigInt(wh);
         // a charger that missed the answer sends the same reading again (stored once; not counted twice above)
-        if (replayShare > 0 && Math.random() < replayShare) await cp.txMeter(tx, wh, new Date(t), powerW);
+        if (tx && replayShare > 0 && Math.random() < replayShare) await cp.txMeter(tx, wh, new Date(t), powerW);
       } catch {
         /* counted */
       }
     }
-    if (!cp.connected) return 0;
+    if (!cp.connected || !tx) return 0;
     t += interval * 1000;
     await cp.endTx(tx, wh, new Date(t), 'Local');
     return wh - tx.meterStartWh;

@@ -38,6 +38,11 @@ export interface FleetOptions {
    * that missed the answer (a replay; on top of the rate, its answer counted as any MeterValues'); default 0
    */
   replayShare?: number;
+  /**
+   * load: no transactions; each charger sends its idle connector's register reading (`Sample.Clock`, outside any
+   * transaction, as a MID meter reports between sessions) at the fleet-wide rate instead
+   */
+  idleReadings?: boolean;
   /** load: simulated seconds between readings (the energy per reading follows from the power); default 60 */
   meterIntervalS?: number;
   powerW?: number;

@@ -1,7 +1,8 @@
 // The load workload's shape against the bare server: with spread starts each charger starts its transaction at its
 // own phase of the first period and stops it at its phase of the last, so a fleet never sends all its
 // StopTransactions in the same second; every charger still starts, reads and stops exactly once. With a replay share,
-// that share of the periodic readings is sent a second time, the same reading right after its answer.
+// that share of the periodic readings is sent a second time, the same reading right after its answer. With idle
+// readings, no transaction: each charger sends its idle connector's clock-aligned register reading instead.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBareServer, type BareServer } from '../../simulator/bare-server.ts';
 import { type FleetOptions, identitiesFor, runFleet } from '../../simulator/load.ts';
@@ -63,6 +64,21 @@ describe('fleet load workload', () => {
     for (const id of ids) {
       const mine = periodic.filter((r) => r.identity === id).map((r) => JSON.stringify(r.params));
       for (let i = 0; i < mine.length; i += 2) expect(mine[i + 1]).toBe(mine[i]);
+    }
+  });
+
+  it('idle readings: no transaction, clock-aligned register readings without a transaction id at the rate', { timeout: 60_000 }, async () => {
+    const ids = identitiesFor('IDLE-', 10);
+    const summary = await loadOf(ids, { durationS: 4, idleReadings: true });
+    expect(summary.messages.errors).toBe(0);
+    const mine = server.received.filter((r) => ids.includes(r.identity));
+    expect(mine.filter((r) => r.method === 'StartTransaction' || r.method === 'StopTransaction')).toEqual([]);
+    const readings = mine.filter((r) => r.method === 'MeterValues');
+    expect(readings.length).toBe(summary.periodic_acked.count);
+    expect(readings.length).toBeGreaterThanOrEqual(10);
+    for (const r of readings) {
+      expect(r.params.transactionId).toBeUndefined();
+      expect(r.params.meterValue[0].sampledValue[0]).toMatchObject({ measurand: 'Energy.Active.Import.Register', context: 'Sample.Clock' });
     }
   });
 });
