@@ -7,14 +7,15 @@
 // live-registry.ts), so a batch holds at most one message per charger and batches in flight never share a
 // charger; nothing here reorders a charger's messages.
 //
-// In a batch, the common messages (readings that continue a known session, starts of new sessions) are written
-// set-based (domain/charging/batch.ts: a few statements for the whole batch); the others run through the one-message
-// handler inside the same transaction. If anything in the batch fails, the transaction is undone and every
-// message of it runs on its own, exactly as without the pipeline, so a bad message is judged (and quarantined)
-// alone and a good one is never held back by it. The two commonest batches need no transaction at all: one whose
-// every message continues or stops a session its socket remembers, and one whose every message starts a new
-// session, are each one statement (atomic on its own) that writes everything or, when its checks fail, nothing;
-// the batch then goes the transaction's way.
+// In a batch, the common messages (readings that continue a known session, starts of new sessions, readings outside
+// any transaction) are written set-based (domain/charging/batch.ts, batch-starts.ts, batch-idle.ts: a few statements
+// for the whole batch); the others run through the one-message handler inside the same transaction. If anything in
+// the batch fails, the transaction is undone and every message of it runs on its own, exactly as without the
+// pipeline, so a bad message is judged (and quarantined) alone and a good one is never held back by it. The three
+// commonest batches need no transaction at all: one whose every message continues or stops a session its socket
+// remembers, one whose every message starts a new session, and one whose every message is an idle connector's
+// reading outside any transaction, are each one statement (atomic on its own) that writes everything or, when its
+// checks fail, nothing; the batch then goes the transaction's way.
 //
 // Readings that continue a session their socket remembers (one statement in autocommit, batch.ts applyRemembered)
 // are batched apart from the rest and first, with one batch slot of their own beyond the others: a charger's
@@ -24,6 +25,7 @@
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
 import { applyRemembered, applySetBased, type BatchItem, continuesRemembered } from '../domain/charging/batch.ts';
+import { applyIdleReadings } from '../domain/charging/batch-idle.ts';
 import { applySetBasedStarts, applyStartsAlone } from '../domain/charging/batch-starts.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
@@ -78,7 +80,10 @@ export class IngestPipeline {
     // every message continues (or stops) a session its socket remembers, or every message starts a new session:
     // one statement, no explicit transaction
     const items = batch.map(itemOf);
-    const alone = (await applyRemembered(this.deps.db, items, this.deps.clock())) ?? (await applyStartsAlone(this.deps.db, items, this.deps.clock()));
+    const alone =
+      (await applyRemembered(this.deps.db, items, this.deps.clock())) ??
+      (await applyStartsAlone(this.deps.db, items, this.deps.clock())) ??
+      ((await applyIdleReadings(this.deps.db, items, this.deps.clock(), true)) as EventOutcome[] | null);
     if (alone) {
       this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
       return alone;
@@ -94,7 +99,8 @@ export class IngestPipeline {
       const now = this.deps.clock();
       const readings = await applySetBased(trx, items, now);
       const starts = await applySetBasedStarts(trx, items, now);
-      const set = items.map((_, i) => readings[i] ?? starts[i]);
+      const idle = (await applyIdleReadings(trx, items, now, false))!;
+      const set = items.map((_, i) => readings[i] ?? starts[i] ?? idle[i]);
       const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
       const all: EventOutcome[] = [];
       for (const [i, p] of batch.entries()) {

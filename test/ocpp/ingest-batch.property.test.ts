@@ -1,6 +1,7 @@
 // Group commit (ingest-pipeline.ts) stores exactly what the one-message path stores. A seeded random script per
 // charger (both protocols: starts, in-order readings, big and backward steps, power values, replays of earlier
-// messages, late offline batches, readings without a transaction id, stops) runs twice: once with every charger
+// messages, late offline batches, readings without a transaction id in a session and idle ones outside any, the
+// station's among them, stops) runs twice: once with every charger
 // sending at the same time through the batching pipeline, once charger after charger with batching off
 // (INGEST_BATCH_MAX=0). Stored readings and sessions must be equal, charger by charger, held energy and reviews
 // included (C5.5: power values with creeping registers, readings ahead of the gateway's clock, an operator's
@@ -26,6 +27,8 @@ function prng(seed: number): () => number {
 type Step =
   | { kind: 'start'; at: number; wh: number }
   | { kind: 'mv'; readings: Array<{ at: number; wh: number; power?: number }>; named: boolean }
+  /** an idle connector's reading (or the station's, connector 0) outside any session: MeterValues without a transaction */
+  | { kind: 'idle'; connectorId: number; readings: Array<{ at: number; wh: number }> }
   | { kind: 'replay'; of: number }
   /** an operator decides the charger's held session (C5.5), between two messages */
   | { kind: 'review'; action: 'accept' | 'reject' }
@@ -45,6 +48,14 @@ function scriptFor(rand: () => number): Script {
   const steps: Step[] = [];
   let at = T0 + Math.floor(rand() * 60) * 60_000;
   let wh = Math.floor(rand() * 100_000);
+  // idle readings before the session, clock-aligned, some of the station (connector 0); a few in the future
+  const idle = (from: number, n: number) => {
+    for (let k = 0; k < n; k++) {
+      const t = from + (k + 1) * 15 * 60_000 + (rand() < 0.1 ? 10 * 3_600_000 : 0);
+      steps.push({ kind: 'idle', connectorId: rand() < 0.2 ? 0 : 1, readings: [{ at: t, wh }] });
+    }
+  };
+  idle(T0 - 3_600_000, Math.floor(rand() * 3));
   steps.push({ kind: 'start', at, wh });
   const sent: Array<{ at: number; wh: number }> = [{ at, wh }];
   const n = 6 + Math.floor(rand() * 10);
@@ -88,6 +99,7 @@ function scriptFor(rand: () => number): Script {
   }
   at += 60_000;
   steps.push({ kind: 'stop', at, wh });
+  idle(at, Math.floor(rand() * 4));
   return { protocol, steps };
 }
 
@@ -111,6 +123,11 @@ async function play(cli: RPCClient, script: Script, txTag: string, review: (acti
   const send = async (step: Step): Promise<void> => {
     if (step.kind === 'replay') return send(steps[step.of]!);
     if (step.kind === 'review') return review(step.action);
+    if (step.kind === 'idle') {
+      const meterValue = step.readings.map((r) => sampled(protocol, r));
+      await cli.call('MeterValues', protocol === 'ocpp1.6' ? { connectorId: step.connectorId, meterValue } : { evseId: step.connectorId, meterValue });
+      return;
+    }
     if (protocol === 'ocpp1.6') {
       if (step.kind === 'start') {
         const r = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'PROP', meterStart: step.wh, timestamp: isoSeconds(step.at) })) as { transactionId: number };

@@ -3,7 +3,9 @@
 // applyStartsAlone, batch.ts applyRemembered), with what the one-message path gives: the sessions and their
 // readings, 1.6 transaction ids, the id tags' verdicts, a session left open on the connector closed provisionally
 // (C4.6), a resent start answered as before. The charger's power comes from its BootNotification (the step rule
-// of C4.5), so its first reading after a start is one statement too. Which path wrote is read from /metrics.
+// of C4.5), so its first reading after a start is one statement too. A window of idle connectors' readings (no
+// transaction) is one statement too; one that falls in a running session goes the one-message way, which places
+// it. Which path wrote is read from /metrics.
 import type { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -169,5 +171,53 @@ describe('one statement per window of starts or stops', () => {
       expect((await sessionsOf(ch)).map((s) => s.transaction_id)).toEqual([String(again[i]!.transactionId)]);
       expect((await readingsOf(ch)).map((r) => r.wh)).toEqual(['2000']);
     }
+  });
+  const allReadingsOf = (ch: TestCharger) =>
+    svc.deps.db
+      .selectFrom('meter_readings')
+      .select(['session_id', 'connector_id', 'measured_at', 'wh', 'context', 'anomaly'])
+      .where('charger_id', '=', ch.chargerId)
+      .orderBy('measured_at')
+      .execute();
+  const idleValue = (at: string, wh: number) => ({ timestamp: at, sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh', context: 'Sample.Clock' }] });
+
+  it('idle connectors\' readings outside any transaction: one statement, stored without a session; sent again, stored once', { timeout: 30_000 }, async () => {
+    const user = await aUser(svc.deps);
+    const chargers = [await anOcppCharger(svc, user), await anOcppCharger(svc, user), await anOcppCharger(svc, user)];
+    const cli = await Promise.all(chargers.map((ch) => connect(ch)));
+    // the third reports the station's meter (connector 0)
+    const send = () => Promise.all(cli.map((c, i) => c.call('MeterValues', { connectorId: i === 2 ? 0 : 1, meterValue: [idleValue(at(50), 7000 + i)] })));
+    const oneBefore = await metric('one_statement');
+    expect(await send()).toEqual([{}, {}, {}]);
+    expect(await metric('one_statement')).toBe(oneBefore + 3);
+    expect(await send()).toEqual([{}, {}, {}]); // a charger that missed the answer sends it again
+    expect(await metric('one_statement')).toBe(oneBefore + 6);
+    for (const [i, ch] of chargers.entries()) {
+      expect(await allReadingsOf(ch)).toEqual([{ session_id: null, connector_id: i === 2 ? 0 : 1, measured_at: new Date(at(50)), wh: String(7000 + i), context: 'Sample.Clock', anomaly: null }]);
+    }
+  });
+
+  it('a reading without a transaction that falls in a running session is placed in it; the idle one beside it is written set-based', { timeout: 30_000 }, async () => {
+    const user = await aUser(svc.deps);
+    const [charging, idle] = [await anOcppCharger(svc, user), await anOcppCharger(svc, user)];
+    const [c, i] = [await connect(charging), await connect(idle)];
+    await c.call('StartTransaction', { connectorId: 1, idTag: 'P', meterStart: 100, timestamp: at(60) });
+    const oneBefore = await metric('one_statement');
+    const setBefore = await metric('set_based');
+    const handlerBefore = await metric('handler');
+    await Promise.all([
+      c.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(61), 150)] }), // no transaction id, in the session
+      i.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(61), 9000)] }),
+    ]);
+    expect(await metric('one_statement')).toBe(oneBefore);
+    expect(await metric('set_based')).toBe(setBefore + 1);
+    expect(await metric('handler')).toBe(handlerBefore + 1);
+    const session = await svc.deps.db.selectFrom('charging_sessions').select(['id', 'energy_wh']).where('charger_id', '=', charging.chargerId).executeTakeFirstOrThrow();
+    expect(session.energy_wh).toBe('50');
+    expect((await allReadingsOf(charging)).map((r) => [r.session_id, r.wh])).toEqual([
+      [session.id, '100'],
+      [session.id, '150'],
+    ]);
+    expect((await allReadingsOf(idle)).map((r) => [r.session_id, r.wh])).toEqual([[null, '9000']]);
   });
 });
