@@ -28,7 +28,7 @@ type Step =
   | { kind: 'start'; at: number; wh: number }
   | { kind: 'mv'; readings: Array<{ at: number; wh: number; power?: number }>; named: boolean }
   /** an idle connector's reading (or the station's, connector 0) outside any session: MeterValues without a transaction */
-  | { kind: 'idle'; connectorId: number; readings: Array<{ at: number; wh: number }> }
+  | { kind: 'idle'; connectorId: number; readings: Array<{ at: number; wh: number }>; bogusTx?: number }
   | { kind: 'replay'; of: number }
   /** an operator decides the charger's held session (C5.5), between two messages */
   | { kind: 'review'; action: 'accept' | 'reject' }
@@ -52,7 +52,8 @@ function scriptFor(rand: () => number): Script {
   const idle = (from: number, n: number) => {
     for (let k = 0; k < n; k++) {
       const t = from + (k + 1) * 15 * 60_000 + (rand() < 0.1 ? 10 * 3_600_000 : 0);
-      steps.push({ kind: 'idle', connectorId: rand() < 0.2 ? 0 : 1, readings: [{ at: t, wh }] });
+      // some name a transaction the gateway never gave (1.6): stored as if they named none (C4.6)
+      steps.push({ kind: 'idle', connectorId: rand() < 0.2 ? 0 : 1, readings: [{ at: t, wh }], ...(rand() < 0.25 ? { bogusTx: 900_000 + Math.floor(rand() * 1000) } : {}) });
     }
   };
   idle(T0 - 3_600_000, Math.floor(rand() * 3));
@@ -99,6 +100,13 @@ function scriptFor(rand: () => number): Script {
   }
   at += 60_000;
   steps.push({ kind: 'stop', at, wh });
+  if (rand() < 0.4 && sent.length >= 2) {
+    // after the stop, a reading without a transaction id from within the session (sent late): C4.6 places it in the
+    // ended session by its time
+    const k = 1 + Math.floor(rand() * (sent.length - 1));
+    const [a, b] = [sent[k - 1]!, sent[k]!];
+    if (b.at - a.at >= 2_000) steps.push({ kind: 'idle', connectorId: 1, readings: [{ at: a.at + Math.floor((b.at - a.at) / 2000) * 1000, wh: a.wh }] });
+  }
   idle(at, Math.floor(rand() * 4));
   return { protocol, steps };
 }
@@ -125,7 +133,8 @@ async function play(cli: RPCClient, script: Script, txTag: string, review: (acti
     if (step.kind === 'review') return review(step.action);
     if (step.kind === 'idle') {
       const meterValue = step.readings.map((r) => sampled(protocol, r));
-      await cli.call('MeterValues', protocol === 'ocpp1.6' ? { connectorId: step.connectorId, meterValue } : { evseId: step.connectorId, meterValue });
+      const tx16 = step.bogusTx === undefined ? {} : { transactionId: step.bogusTx };
+      await cli.call('MeterValues', protocol === 'ocpp1.6' ? { connectorId: step.connectorId, ...tx16, meterValue } : { evseId: step.connectorId, meterValue });
       return;
     }
     if (protocol === 'ocpp1.6') {

@@ -220,4 +220,16 @@ describe('one statement per window of starts or stops', () => {
     ]);
     expect((await allReadingsOf(idle)).map((r) => [r.session_id, r.wh])).toEqual([[null, '9000']]);
   });
+  it('readings naming a transaction of which there is no session are stored without one, set-based in the batch', { timeout: 30_000 }, async () => {
+    const user = await aUser(svc.deps);
+    const chargers = [await anOcppCharger(svc, user), await anOcppCharger(svc, user)];
+    const cli = await Promise.all(chargers.map((ch) => connect(ch)));
+    const setBefore = await metric('set_based');
+    const handlerBefore = await metric('handler');
+    const answers = await Promise.all(cli.map((c, i) => c.call('MeterValues', { connectorId: 1, transactionId: 987_650 + i, meterValue: [idleValue(at(70), 4000 + i)] })));
+    expect(answers).toEqual([{}, {}]);
+    expect(await metric('set_based')).toBe(setBefore + 2);
+    expect(await metric('handler')).toBe(handlerBefore);
+    for (const [i, ch] of chargers.entries()) expect((await allReadingsOf(ch)).map((r) => [r.session_id, r.connector_id, r.wh])).toEqual([[null, 1, String(4000 + i)]]);
+  });
 });

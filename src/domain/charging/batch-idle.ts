@@ -1,14 +1,16 @@
 // Set-based writing of readings outside any transaction, for the ingest pipeline's batches (group commit): a 1.6
-// MeterValues without a transaction id (or with 0 / an id of no session), a 2.0.1 MeterValues, as a charger sends its
-// idle connector's clock-aligned register reading between sessions. Most of a fleet is idle most of the time, so
-// these are a large share of its messages. For all such messages of a batch: one statement, whatever their number.
+// MeterValues without a transaction id (or with 0), a 2.0.1 MeterValues, as a charger sends its idle connector's
+// clock-aligned register reading between sessions, and, in a batch's transaction, a 1.6 MeterValues naming a
+// transaction of which there is no session. Most of a fleet is idle most of the time, so these are a large share of
+// its messages. For all such messages of a batch: one statement, whatever their number.
 //
 // It gives exactly what the one-message path gives (handle-event.ts meterValues) because it only takes what that path
 // stores without a session: C4.6 attaches a reading without a transaction by connector and time to the session
-// running on that connector then (sessions.ts sessionsAt: started at or before it, not ended before it); connector
-// 0 is station-level and attached to none. The statement checks that no reading of the batch falls in a session; if
-// one does, it writes nothing and the batch goes the one-message way, which places it. Each reading is stored as
-// storeReadings stores it (session none, the arrival flag as its anomaly, a replay by the same rule).
+// running on that connector then (sessions.ts sessionsAt: started at or before it, not ended before it), as it does a
+// reading naming a transaction of which there is no session; connector 0 is station-level and attached to none. The
+// statement leaves out every message with a reading that falls in a session or naming a transaction that has one:
+// the one-message path places them. Each reading is stored as storeReadings stores it (session none, the arrival
+// flag as its anomaly, a replay by the same rule).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { EventOutcome } from './events.ts';
@@ -16,38 +18,43 @@ import { arrivalFlag, mergeReadings } from './readings.ts';
 import { KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte } from './batch-rows.ts';
 import type { BatchItem } from './batch.ts';
 
-/** The rows of an item this path takes, or null (it has a transaction, a signed value, or no reading). */
-function rowsOf(item: BatchItem, now: Date): ReadingRecord[] | null {
+/**
+ * The rows of an item this path takes, or null (a signed value, no reading, or a named transaction when `named` is
+ * off); with the transaction it names, whose session the statement looks for.
+ */
+function rowsOf(item: BatchItem, now: Date, named: boolean): { rows: ReadingRecord[]; transactionId: string | null } | null {
   const { ev } = item;
   if (ev.kind !== 'meter_values') return null;
-  if (ev.ref !== null && ev.ref.kind !== 'unknown') return null; // a named transaction: its session, or placed by time
+  const transactionId = ev.ref !== null && ev.ref.kind !== 'unknown' ? ev.ref.transactionId : null;
+  if (transactionId !== null && !named) return null;
   if (ev.signed?.length) return null;
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0 || readings.some((r) => r.signedData !== null)) return null;
-  return readings.map((r) => readingRecord(item.chargerId, ev.connectorId, null, r, arrivalFlag(r.measuredAt, now)));
+  return { rows: readings.map((r) => readingRecord(item.chargerId, ev.connectorId, null, r, arrivalFlag(r.measuredAt, now))), transactionId };
 }
-
-/** Whether a message is one this path takes (a reading outside any transaction, unsigned). */
-export const isIdleReading = (item: BatchItem, now: Date) => rowsOf(item, now) !== null;
 
 /**
  * Writes the readings of the items this path takes in one statement (atomic on its own; in the caller's transaction
  * when it has one) and returns each written item's outcome by index (undefined = not written: the caller runs it
- * through the one-message path). A message with a reading that falls in a session is not written (the one-message
- * path places it). With `all` (a batch without a transaction): null, and no statement, unless every item is one this
- * path takes, and null, with nothing written, when any of them falls in a session.
+ * through the one-message path). A message with a reading that falls in a session, or naming a transaction that has
+ * one, is not written (the one-message path places it). With `all` (a batch without a transaction): null, and no
+ * statement, unless every item is one this path takes without naming a transaction (a named one mostly has its
+ * session: that batch goes the transaction's way, which reads the sessions first), and null, with nothing written,
+ * when any of them falls in a session.
  */
 export async function applyIdleReadings(db: Db, items: BatchItem[], now: Date, all: boolean): Promise<Array<EventOutcome | undefined> | null> {
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   const rows: ReadingRecord[] = [];
+  const named: Array<{ charger_id: string; transaction_id: string }> = [];
   const taken: number[] = [];
   for (const [i, item] of items.entries()) {
-    const r = rowsOf(item, now);
+    const r = rowsOf(item, now, !all);
     if (r === null) {
       if (all) return null;
       continue;
     }
-    rows.push(...r);
+    rows.push(...r.rows);
+    if (r.transactionId !== null) named.push({ charger_id: item.chargerId, transaction_id: r.transactionId });
     taken.push(i);
   }
   if (taken.length === 0) return all ? null : out;
@@ -61,6 +68,14 @@ export async function applyIdleReadings(db: Db, items: BatchItem[], now: Date, a
          and exists (select 1 from charging_sessions s
                       where s.charger_id = r.charger_id and s.connector_id = r.connector_id
                         and s.started_at <= r.measured_at and (s.ended_at is null or s.ended_at >= r.measured_at))
+      ${
+        named.length === 0
+          ? sql``
+          : sql`union
+      -- a named transaction that has a session: the readings are that session's
+      select n.charger_id from json_to_recordset(${JSON.stringify(named)}::json) as n(charger_id uuid, transaction_id text)
+       where exists (select 1 from charging_sessions s where s.charger_id = n.charger_id and s.transaction_id = n.transaction_id)`
+      }
     ),
     readings as (
       insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
