@@ -25,7 +25,7 @@
 import type { Deps } from '../deps.ts';
 import { joinTransaction } from '../db/join-transaction.ts';
 import { applyRemembered, applySetBased, type BatchItem, continuesRemembered } from '../domain/charging/batch.ts';
-import { applyIdleReadings } from '../domain/charging/batch-idle.ts';
+import { applyIdleAlone, applySetBasedIdle } from '../domain/charging/batch-idle.ts';
 import { applySetBasedStarts, applyStartsAlone } from '../domain/charging/batch-starts.ts';
 import type { ChargerEvent, EventOutcome } from '../domain/charging/events.ts';
 import { type EventContext, handleChargerEvent } from '../domain/charging/handle-event.ts';
@@ -77,13 +77,13 @@ export class IngestPipeline {
   }
 
   private async run(batch: Pending[]): Promise<EventOutcome[]> {
-    // every message continues (or stops) a session its socket remembers, or every message starts a new session:
-    // one statement, no explicit transaction
+    // every message continues (or stops) a session its socket remembers, or every message starts a new session, or
+    // every message is a reading outside any transaction: one statement, no explicit transaction
     const items = batch.map(itemOf);
     const alone =
       (await applyRemembered(this.deps.db, items, this.deps.clock())) ??
       (await applyStartsAlone(this.deps.db, items, this.deps.clock())) ??
-      ((await applyIdleReadings(this.deps.db, items, this.deps.clock(), true)) as EventOutcome[] | null);
+      (await applyIdleAlone(this.deps.db, items, this.deps.clock()));
     if (alone) {
       this.opts.onBatch?.({ size: batch.length, outcome: 'committed', setBased: batch.length, oneStatement: true });
       return alone;
@@ -99,8 +99,9 @@ export class IngestPipeline {
       const now = this.deps.clock();
       const readings = await applySetBased(trx, items, now);
       const starts = await applySetBasedStarts(trx, items, now);
-      const idle = (await applyIdleReadings(trx, items, now, false))!;
-      const set = items.map((_, i) => readings[i] ?? starts[i] ?? idle[i]);
+      const taken = items.map((_, i) => readings[i] ?? starts[i]);
+      const idle = await applySetBasedIdle(trx, items, now, taken);
+      const set = taken.map((o, i) => o ?? idle[i]);
       const tdeps: Deps = { ...this.deps, db: joinTransaction(trx) };
       const all: EventOutcome[] = [];
       for (const [i, p] of batch.entries()) {

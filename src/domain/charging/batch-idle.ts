@@ -34,27 +34,43 @@ function rowsOf(item: BatchItem, now: Date, named: boolean): { rows: ReadingReco
 }
 
 /**
- * Writes the readings of the items this path takes in one statement (atomic on its own; in the caller's transaction
- * when it has one) and returns each written item's outcome by index (undefined = not written: the caller runs it
- * through the one-message path). A message with a reading that falls in a session, or naming a transaction that has
- * one, is not written (the one-message path places it). With `all` (a batch without a transaction): null, and no
- * statement, unless every item is one this path takes without naming a transaction (a named one mostly has its
- * session: that batch goes the transaction's way, which reads the sessions first), and null, with nothing written,
- * when any of them falls in a session.
+ * A batch of only such messages, none naming a transaction, as one statement without a transaction: each item's
+ * outcome, or null (and nothing written) when an item is not of this kind or a reading of one falls in a session;
+ * then the batch goes the transaction's way (a message naming a transaction mostly has its session, which that way
+ * reads first). No statement unless every item is of this kind.
  */
-export async function applyIdleReadings(db: Db, items: BatchItem[], now: Date, all: boolean): Promise<Array<EventOutcome | undefined> | null> {
+export async function applyIdleAlone(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
+  const out = await writeIdle(db, items, now, true);
+  return out === null ? null : out.map((o) => o!); // with `all`, every item written or none
+}
+
+/**
+ * In a batch's transaction, the items this path takes that no other set-based write took (`written[i]` undefined):
+ * one statement for all of them; each written item's outcome by index (undefined = not written: the caller runs it
+ * through the one-message path, which places a message with a reading that falls in a session, or naming a
+ * transaction that has one).
+ */
+export async function applySetBasedIdle(trx: Db, items: BatchItem[], now: Date, written: Array<EventOutcome | undefined>): Promise<Array<EventOutcome | undefined>> {
+  return (await writeIdle(trx, items.map((item, i) => (written[i] === undefined ? item : null)), now, false))!; // never null without `all`
+}
+
+/**
+ * The statement of both: with `all`, every item must be taken (none naming a transaction) and nothing is written if
+ * any falls in a session (null); else the items taken (not null) that do not are written.
+ */
+async function writeIdle(db: Db, items: Array<BatchItem | null>, now: Date, all: boolean): Promise<Array<EventOutcome | undefined> | null> {
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   const rows: ReadingRecord[] = [];
   const named: Array<{ charger_id: string; transaction_id: string }> = [];
   const taken: number[] = [];
   for (const [i, item] of items.entries()) {
-    const r = rowsOf(item, now, !all);
-    if (r === null) {
+    const r = item && rowsOf(item, now, !all);
+    if (!r) {
       if (all) return null;
       continue;
     }
     rows.push(...r.rows);
-    if (r.transactionId !== null) named.push({ charger_id: item.chargerId, transaction_id: r.transactionId });
+    if (r.transactionId !== null) named.push({ charger_id: item!.chargerId, transaction_id: r.transactionId });
     taken.push(i);
   }
   if (taken.length === 0) return all ? null : out;
