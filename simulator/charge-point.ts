@@ -192,15 +192,9 @@ export class ChargePoint extends ChargePointLink {
     return { timestamp: iso(at), sampledValue: sampled };
   }
 
-  /** a clock-aligned register reading of an idle connector (outside any transaction), at `at` */
-  async clockReading(connectorId: number, at: Date): Promise<void> {
-    const mv = this.meterValue(this.register(connectorId), at, 'Sample.Clock', this.opts.quirks);
-    await this.call('MeterValues', () => this.adapter.idleMeterValues(connectorId, mv));
-  }
-
-  /** a station-level or connector reading outside any transaction */
-  async meterValuesIdle(connectorId: number, at: Date = this.now()): Promise<void> {
-    const mv = this.meterValue(this.register(connectorId), at, 'Trigger', this.opts.quirks);
+  /** a station-level or connector reading outside any transaction (a triggered one, or clock-aligned: Sample.Clock) */
+  async meterValuesIdle(connectorId: number, at: Date = this.now(), context: 'Trigger' | 'Sample.Clock' = 'Trigger'): Promise<void> {
+    const mv = this.meterValue(this.register(connectorId), at, context, this.opts.quirks);
     await this.call('MeterValues', () => this.adapter.idleMeterValues(connectorId, mv));
   }
 

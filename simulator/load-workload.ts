@@ -70,7 +70,7 @@ export async function loadWorkload(
           wh += stepWh;
           await cp.txMeter(tx, wh, new Date(t), powerW);
         } else {
-          await cp.clockReading(1, new Date(t));
+          await cp.meterValuesIdle(1, new Date(t), 'Sample.Clock');
         }
         periodic.count += 1;
         periodic.wh += BigInt(wh);

@@ -6,7 +6,7 @@
 //
 // It gives exactly what the one-message path gives (handle-event.ts meterValues) because it only takes what that path
 // stores without a session: C4.6 attaches a reading without a transaction by connector and time to the session
-// running on that connector then (sessions.ts sessionsAt: started at or before it, not ended before it), as it does a
+// running on that connector then (sessions.ts runsAt: started at or before it, not ended before it), as it does a
 // reading naming a transaction of which there is no session; connector 0 is station-level and attached to none. The
 // statement leaves out every message with a reading that falls in a session or naming a transaction that has one:
 // the one-message path places them. Each reading is stored as storeReadings stores it (session none, the arrival
@@ -17,6 +17,14 @@ import type { EventOutcome } from './events.ts';
 import { arrivalFlag, mergeReadings } from './readings.ts';
 import { KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte } from './batch-rows.ts';
 import type { BatchItem } from './batch.ts';
+import { RUNS_AT } from './sessions.ts';
+
+/** Whether this path takes the message at all (its kind, its reference, no signed value), before its rows are built. */
+function takes(item: BatchItem, named: boolean): boolean {
+  const { ev } = item;
+  if (ev.kind !== 'meter_values' || ev.signed?.length) return false;
+  return named || ev.ref === null || ev.ref.kind === 'unknown';
+}
 
 /**
  * The rows of an item this path takes, or null (a signed value, no reading, or a named transaction when `named` is
@@ -24,10 +32,8 @@ import type { BatchItem } from './batch.ts';
  */
 function rowsOf(item: BatchItem, now: Date, named: boolean): { rows: ReadingRecord[]; transactionId: string | null } | null {
   const { ev } = item;
-  if (ev.kind !== 'meter_values') return null;
+  if (!takes(item, named) || ev.kind !== 'meter_values') return null;
   const transactionId = ev.ref !== null && ev.ref.kind !== 'unknown' ? ev.ref.transactionId : null;
-  if (transactionId !== null && !named) return null;
-  if (ev.signed?.length) return null;
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0 || readings.some((r) => r.signedData !== null)) return null;
   return { rows: readings.map((r) => readingRecord(item.chargerId, ev.connectorId, null, r, arrivalFlag(r.measuredAt, now))), transactionId };
@@ -59,6 +65,8 @@ export async function applySetBasedIdle(trx: Db, items: BatchItem[], now: Date, 
  * any falls in a session (null); else the items taken (not null) that do not are written.
  */
 async function writeIdle(db: Db, items: Array<BatchItem | null>, now: Date, all: boolean): Promise<Array<EventOutcome | undefined> | null> {
+  // a batch of other kinds is turned down before any rows are built (the transaction's way builds them once)
+  if (all && !items.every((item) => item !== null && takes(item, false))) return null;
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   const rows: ReadingRecord[] = [];
   const named: Array<{ charger_id: string; transaction_id: string }> = [];
@@ -78,12 +86,11 @@ async function writeIdle(db: Db, items: Array<BatchItem | null>, now: Date, all:
   const res = await sql<{ covered: string[] }>`
     with ${readingsCte(rows)},
     covered as (
-      -- C4.6: a reading on a connector while a session of it runs belongs to that session (sessionsAt)
+      -- C4.6: a reading on a connector while a session of it runs belongs to that session (sessions.ts runsAt)
       select distinct r.charger_id from r
        where r.connector_id > 0
          and exists (select 1 from charging_sessions s
-                      where s.charger_id = r.charger_id and s.connector_id = r.connector_id
-                        and s.started_at <= r.measured_at and (s.ended_at is null or s.ended_at >= r.measured_at))
+                      where s.charger_id = r.charger_id and s.connector_id = r.connector_id and ${RUNS_AT('s', sql`r.measured_at`)})
       ${
         named.length === 0
           ? sql``

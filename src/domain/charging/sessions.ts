@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ChargingSessionsTable } from '../../db/tables/core.ts';
-import type { Selectable } from 'kysely';
+import type { RawBuilder, Selectable } from 'kysely';
 import type { EnergyReading, TransactionRef } from './events.ts';
 import { ENERGY_REGISTER } from './readings.ts';
 
@@ -87,8 +87,17 @@ export async function insertSession(
 }
 
 /**
- * The session each reading time on `connectorId` belongs to, with one query: the latest session started at or
- * before it and not ended before it. The candidates are every session that overlaps the readings' span, so none
+ * C4.6: a reading without a transaction belongs to a session of its connector that runs at its time, one started at
+ * or before it and not ended before it. The one rule, here for rows read (sessionsAt) and as SQL for a statement that
+ * checks many readings at once (batch-idle.ts): `s` a charging_sessions row, `at` the reading's time.
+ */
+export const runsAt = (s: { started_at: Date; ended_at: Date | null }, at: Date) => s.started_at <= at && (s.ended_at === null || s.ended_at >= at);
+export const RUNS_AT = (s: string, at: RawBuilder<unknown>) =>
+  sql<boolean>`${sql.ref(`${s}.started_at`)} <= ${at} and (${sql.ref(`${s}.ended_at`)} is null or ${sql.ref(`${s}.ended_at`)} >= ${at})`;
+
+/**
+ * The session each reading time on `connectorId` belongs to, with one query: the latest session that runs at it
+ * (runsAt). The candidates are every session that overlaps the readings' span, so none
  * that could own a reading is missed.
  */
 export async function sessionsAt(trx: Db, chargerId: string, connectorId: number, times: Date[]): Promise<Array<SessionRow | undefined>> {
@@ -105,7 +114,7 @@ export async function sessionsAt(trx: Db, chargerId: string, connectorId: number
     .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>=', first)]))
     .orderBy('started_at', 'desc')
     .execute();
-  return times.map((at) => candidates.find((s) => s.started_at <= at && (s.ended_at === null || s.ended_at >= at)));
+  return times.map((at) => candidates.find((s) => runsAt(s, at)));
 }
 
 /**
