@@ -15,6 +15,8 @@ export type BusHandler = (payload: BusPayload) => void;
 
 /** NOTIFY's payload limit is 8000 bytes; events are small pointers to durable rows */
 const MAX_PAYLOAD_BYTES = 7_900;
+/** how long opening the listening connection may take before it counts as failed and is retried */
+const CONNECT_TIMEOUT_MS = 5_000;
 const TOPIC = /^[a-z][a-z0-9_]{0,39}$/;
 const channelOf = (topic: string) => {
   if (!TOPIC.test(topic)) throw new Error(`bus: invalid topic ${JSON.stringify(topic)}`);
@@ -133,15 +135,31 @@ function pgTransport(
 
   const connect = (): Promise<pg.Client> => {
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: url, application_name: 'ere-gateway-bus' });
+      // a connection that cannot be opened (server at max_connections, network cut) fails after this and is retried
+      const c = new pg.Client({ connectionString: url, application_name: 'ere-gateway-bus', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
       c.on('notification', (n) => deliver(n.channel, n.payload));
       c.on('error', (err) => logger.warn({ err }, 'bus: the listening connection failed'));
       c.on('end', () => {
-        if (client === c) client = undefined;
-        if (!closed) scheduleReconnect();
+        if (client !== c) return; // one that never opened, or already replaced
+        client = undefined;
+        if (closed) return;
+        logger.warn('bus: the listening connection was lost; opening it again');
+        scheduleReconnect();
       });
-      await c.connect();
-      for (const ch of channels()) await c.query(`LISTEN ${quote(ch)}`);
+      try {
+        await c.connect();
+        for (const ch of channels()) await c.query(`LISTEN ${quote(ch)}`);
+      } catch (err) {
+        await c.end().catch(() => {});
+        throw err;
+      }
+      if (closed) {
+        await c.end().catch(() => {});
+        throw new Error('bus: closed');
+      }
+      // one listening connection: a retry still pending (a subscriber opened this one meanwhile) is not needed
+      if (retry) clearTimeout(retry);
+      retry = undefined;
       client = c;
       const reconnected = attempt > 0;
       attempt = 0;
@@ -158,6 +176,7 @@ function pgTransport(
     const ms = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
     retry = setTimeout(() => {
       retry = undefined;
+      if (client) return;
       connect().catch((err) => {
         logger.warn({ err, attempt }, 'bus: could not reconnect the listening connection');
         scheduleReconnect();

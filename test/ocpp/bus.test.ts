@@ -5,7 +5,12 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMAND_DONE, COMMAND_SENT, sendCommand } from '../../src/domain/chargers/commands.ts';
 import type { Bus } from '../../src/db/bus.ts';
+import { createBus } from '../../src/db/bus.ts';
+import { createLogger } from '../../src/logger.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { dbProxy } from '../helpers/db-proxy.ts';
+import { logSink } from '../helpers/raw-upgrade.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, eventually } from '../helpers/ocpp-factories.ts';
 
@@ -33,11 +38,12 @@ describe('event bus over LISTEN/NOTIFY', () => {
     const offA = busOf(a).subscribe('test_topic', (p) => seenA.push(p));
     const offB = busOf(b).subscribe('test_topic', (p) => seenB.push(p));
     try {
+      // LISTEN is set up in the background on each instance's own connection: publish until both have one
       await eventually(async () => {
-        // LISTEN is set up in the background: publish until the first event arrives
-        if (seenB.length === 0) await busOf(a).publish(a.deps.db, 'test_topic', { n: 0 });
+        if (seenA.length === 0 || seenB.length === 0) await busOf(a).publish(a.deps.db, 'test_topic', { n: 0 });
+        expect(seenA.length).toBeGreaterThan(0);
         expect(seenB.length).toBeGreaterThan(0);
-      });
+      }, 20_000);
       seenA.length = 0;
       seenB.length = 0;
       await a.deps.db
@@ -107,5 +113,69 @@ describe('remote commands through the bus', () => {
     } finally {
       await cli.close();
     }
+  });
+});
+
+// The listening connection between a process and PostgreSQL is cut: the bus opens it again (with backoff), listens
+// to every channel again, tells its subscribers to read the durable state, and keeps one connection, also when a
+// subscriber opened it before the pending retry came due. PGlite is embedded (nothing to cut): PostgreSQL only.
+describe.skipIf(!process.env.DATABASE_URL)('event bus after its listening connection was cut', () => {
+  let direct: TestDb;
+  let proxy: Awaited<ReturnType<typeof dbProxy>>;
+  beforeAll(async () => {
+    direct = await createTestDb();
+    proxy = await dbProxy(direct.url!);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await direct?.close();
+  });
+
+  const listeners = async () =>
+    Number(
+      (
+        await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+          where datname = current_database() and application_name = 'ere-gateway-bus'`.execute(direct.db)
+      ).rows[0]!.n,
+    );
+
+  it('listens again on one connection, resyncs, and delivers every event once', async () => {
+    const log = logSink();
+    const bus = createBus({ ...direct, url: proxy.url }, createLogger({ level: 'warn', destination: log.sink }));
+    const seen: unknown[] = [];
+    let resyncs = 0;
+    bus.onResync(() => resyncs++);
+    bus.subscribe('test_first', (p) => seen.push(p));
+    const publishUntilSeen = (topic: string, payload: Record<string, unknown>) =>
+      eventually(async () => {
+        if (!seen.some((p) => JSON.stringify(p) === JSON.stringify(payload))) await bus.publish(direct.db, topic, payload);
+        expect(seen).toContainEqual(payload);
+      }, 20_000);
+    try {
+      await publishUntilSeen('test_first', { n: 'before' });
+      expect(await listeners()).toBe(1);
+
+      proxy.cut();
+      await eventually(() => expect(log.lines.map((l) => l.msg)).toContain('bus: the listening connection was lost; opening it again'));
+      await eventually(async () => expect(await listeners()).toBe(0));
+      proxy.restore();
+      // a subscriber comes while the reconnect (0.5 s after the loss) is still pending: it opens the connection
+      bus.subscribe('test_second', (p) => seen.push(p));
+      await publishUntilSeen('test_second', { n: 'after, new topic' });
+      await publishUntilSeen('test_first', { n: 'after, old topic' });
+      expect(resyncs).toBeGreaterThan(0);
+
+      // past the pending retry: still one listening connection, and an event arrives once
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(await listeners()).toBe(1);
+      seen.length = 0;
+      await bus.publish(direct.db, 'test_first', { n: 'once' });
+      await eventually(() => expect(seen).toContainEqual({ n: 'once' }));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen).toEqual([{ n: 'once' }]);
+    } finally {
+      await bus.close();
+    }
+    expect(await listeners()).toBe(0);
   });
 });

@@ -2,54 +2,16 @@
 // (every proxied socket destroyed, new ones dropped at once) and restored. During the cut a transaction message
 // gets CALLERROR InternalError with a generic text, /readyz answers 503 and nothing is quarantined; after it the
 // charger's retries are stored exactly once. PGlite is embedded (no connection to cut): PostgreSQL only.
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { dbProxy } from '../helpers/db-proxy.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline } from '../helpers/ocpp-factories.ts';
 
 const SQL_OR_STACK = /select|insert|update|violat|constraint|postgres|relation|terminated|ECONN|\bat \w+ \(|\.ts:\d+/i;
-
-/** A cuttable TCP proxy to the database of `url`; returns the proxied URL. */
-async function dbProxy(url: string) {
-  const u = new URL(url);
-  const hostParam = u.searchParams.get('host');
-  const port = Number(u.port || 5432);
-  const upstream = hostParam?.startsWith('/') ? { path: `${hostParam}/.s.PGSQL.${port}` } : { host: u.hostname || '127.0.0.1', port };
-  const sockets = new Set<net.Socket>();
-  let cut = false;
-  const server = net.createServer((client) => {
-    if (cut) return void client.destroy();
-    const up = net.connect(upstream);
-    for (const s of [client, up]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {});
-    }
-    client.pipe(up).pipe(client);
-    client.on('close', () => up.destroy());
-    up.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const proxied = new URL(url);
-  proxied.searchParams.delete('host');
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: proxied.toString(),
-    cut() {
-      cut = true;
-      for (const s of sockets) s.destroy();
-    },
-    restore() {
-      cut = false;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 // PGlite runs inside the test process: there is no connection between service and database to cut.
 describe.skipIf(!process.env.DATABASE_URL)('database fault between the service and PostgreSQL (C4.11)', () => {

@@ -1,0 +1,41 @@
+// A cuttable TCP proxy between a service (or one of its connections) and PostgreSQL: `cut()` destroys every
+// proxied socket and drops new ones at once, `restore()` lets them through again. For the database-fault tests.
+import net from 'node:net';
+
+/** A cuttable TCP proxy to the database of `url`; returns the proxied URL. */
+export async function dbProxy(url: string) {
+  const u = new URL(url);
+  const hostParam = u.searchParams.get('host');
+  const port = Number(u.port || 5432);
+  const upstream = hostParam?.startsWith('/') ? { path: `${hostParam}/.s.PGSQL.${port}` } : { host: u.hostname || '127.0.0.1', port };
+  const sockets = new Set<net.Socket>();
+  let cut = false;
+  const server = net.createServer((client) => {
+    if (cut) return void client.destroy();
+    const up = net.connect(upstream);
+    for (const s of [client, up]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    }
+    client.pipe(up).pipe(client);
+    client.on('close', () => up.destroy());
+    up.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(url);
+  proxied.searchParams.delete('host');
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    cut() {
+      cut = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      cut = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
