@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
+import { QUIRKS, type Quirk } from '../simulator/charge-point-types.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
 import { DbWaitSampler, formatWal, formatWaits, serverCpuBetween, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
@@ -36,6 +37,8 @@ const { values: a } = parseArgs({
     'spread-starts': { type: 'boolean', default: false },
     'replay-share': { type: 'string', default: '0' },
     'idle-readings': { type: 'boolean', default: false },
+    // the chargers' firmware quirks (simulator --quirks), e.g. no-txid: in-session readings without a transaction id
+    quirks: { type: 'string' },
     duration: { type: 'string', default: '20' },
     rate: { type: 'string', default: '0' },
     ramp: { type: 'string', default: '200' },
@@ -64,7 +67,7 @@ const { values: a } = parseArgs({
 });
 if (a.help) {
   process.stdout.write(
-    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--idle-readings] [--targets gateway,bare] [--repeat 1] [--json]\n',
+    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--idle-readings] [--quirks no-txid,…] [--targets gateway,bare] [--repeat 1] [--json]\n',
   );
   process.exit(0);
 }
@@ -85,6 +88,11 @@ if (a['db-waits'] && !process.env.DATABASE_URL) {
 const historyMonths = Number(a['history-months']);
 if (!Number.isInteger(historyMonths) || historyMonths < 0 || historyMonths > 600) {
   process.stderr.write('--history-months takes a whole number of months, 0 to 600\n');
+  process.exit(2);
+}
+const unknownQuirks = (a.quirks ?? '').split(',').map((q) => q.trim()).filter((q) => q !== '' && !QUIRKS.includes(q as Quirk));
+if (unknownQuirks.length > 0) {
+  process.stderr.write(`--quirks takes a comma list of ${QUIRKS.join(', ')} (not ${unknownQuirks.join(', ')})\n`);
   process.exit(2);
 }
 const tty = process.stderr.isTTY && !a.json;
@@ -281,6 +289,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           ...(a['skip-storm'] ? [] : ['--storm']),
           ...(a['spread-starts'] ? ['--spread-starts'] : []),
           ...(a['idle-readings'] ? ['--idle-readings'] : []),
+          ...(a.quirks ? ['--quirks', a.quirks] : []),
           ...(Number(a['replay-share']) > 0 ? ['--replay-share', a['replay-share']!] : []),
           '--hold', '4',
           // every driver starts its workload when all are connected: one steady window for all, none measuring

@@ -113,6 +113,13 @@ describe('bench:ocpp refuses options it cannot carry out', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--history-months takes a whole number of months');
   });
+
+  it('--quirks takes the simulator\'s quirks', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/ocpp.bench.ts', '--quirks', 'no-txid,no-such'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--quirks takes a comma list of kwh, phases');
+    expect(r.stderr).toContain('(not no-such)');
+  });
 });
 
 /** A sampler of the test database (every 20 ms) and another connection to it, for the length of `run`. */
