@@ -1,7 +1,7 @@
 // Group commit (ingest-pipeline.ts) stores exactly what the one-message path stores. A seeded random script per
 // charger (both protocols: starts, in-order readings, big and backward steps, power values, replays of earlier
 // messages, late offline batches, readings without a transaction id in a session and idle ones outside any, the
-// station's among them, stops) runs twice: once with every charger
+// station's among them, a second transaction on the same EVSE whose start never came, stops) runs twice: once with every charger
 // sending at the same time through the batching pipeline, once charger after charger with batching off
 // (INGEST_BATCH_MAX=0). Stored readings and sessions must be equal, charger by charger, held energy and reviews
 // included (C5.5: power values with creeping registers, readings ahead of the gateway's clock, an operator's
@@ -30,6 +30,8 @@ type Step =
   /** an idle connector's reading (or the station's, connector 0) outside any session: MeterValues without a transaction */
   | { kind: 'idle'; connectorId: number; readings: Array<{ at: number; wh: number }>; bogusTx?: number }
   | { kind: 'replay'; of: number }
+  /** 2.0.1: an Updated of a transaction whose Started never came, on the session's EVSE: a later session there (C4.6) */
+  | { kind: 'intrude'; at: number; wh: number }
   /** an operator decides the charger's held session (C5.5), between two messages */
   | { kind: 'review'; action: 'accept' | 'reject' }
   | { kind: 'stop'; at: number; wh: number };
@@ -79,9 +81,17 @@ function scriptFor(rand: () => number): Script {
       const b = sent[k]!;
       if (b.at - a.at >= 2_000) {
         const mid = a.at + Math.floor((b.at - a.at) / 2000) * 1000;
-        steps.push({ kind: 'mv', readings: [{ at: mid, wh: a.wh + Math.floor((b.wh - a.wh) / 2) }], named: true });
+        // some without a transaction id: C4.6 places them by time, not in the latest session
+        steps.push({ kind: 'mv', readings: [{ at: mid, wh: a.wh + Math.floor((b.wh - a.wh) / 2) }], named: rand() < 0.7 });
         continue;
       }
+    }
+    if (r < 0.26 && protocol === 'ocpp2.0.1' && !steps.some((s) => s.kind === 'intrude')) {
+      // readings without a transaction id after this belong to the later session, named ones still to the first
+      at += 60_000;
+      steps.push({ kind: 'intrude', at, wh });
+      sent.push({ at, wh });
+      continue;
     }
     const count = 1 + Math.floor(rand() * 3);
     const readings: Array<{ at: number; wh: number; power?: number }> = [];
@@ -131,6 +141,13 @@ async function play(cli: RPCClient, script: Script, txTag: string, review: (acti
   const send = async (step: Step): Promise<void> => {
     if (step.kind === 'replay') return send(steps[step.of]!);
     if (step.kind === 'review') return review(step.action);
+    if (step.kind === 'intrude') {
+      await cli.call('TransactionEvent', {
+        eventType: 'Updated', timestamp: isoSeconds(step.at), triggerReason: 'MeterValuePeriodic', seqNo: seq++,
+        transactionInfo: { transactionId: `${txTag}-b` }, evse: { id: 1, connectorId: 1 }, meterValue: [sampled(protocol, { at: step.at, wh: step.wh })],
+      });
+      return;
+    }
     if (step.kind === 'idle') {
       const meterValue = step.readings.map((r) => sampled(protocol, r));
       const tx16 = step.bogusTx === undefined ? {} : { transactionId: step.bogusTx };

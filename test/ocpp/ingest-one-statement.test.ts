@@ -4,8 +4,9 @@
 // readings, 1.6 transaction ids, the id tags' verdicts, a session left open on the connector closed provisionally
 // (C4.6), a resent start answered as before. The charger's power comes from its BootNotification (the step rule
 // of C4.5), so its first reading after a start is one statement too. A window of idle connectors' readings (no
-// transaction) is one statement too; one that falls in a running session goes the one-message way, which places
-// it. Which path wrote is read from /metrics.
+// transaction) is one statement too, and so is one in the running session its socket remembers; one that falls in
+// a session otherwise (late, or after a later session began) goes the one-message way, which places it (C4.6).
+// Which path wrote is read from /metrics.
 import type { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -197,29 +198,63 @@ describe('one statement per window of starts or stops', () => {
     }
   });
 
-  it('a reading without a transaction that falls in a running session is placed in it; the idle one beside it is written set-based', { timeout: 30_000 }, async () => {
+  it('a reading without a transaction in the session its socket remembers is one statement too; a late one is placed by the one-message path', { timeout: 30_000 }, async () => {
     const user = await aUser(svc.deps);
     const [charging, idle] = [await anOcppCharger(svc, user), await anOcppCharger(svc, user)];
     const [c, i] = [await connect(charging), await connect(idle)];
-    await c.call('StartTransaction', { connectorId: 1, idTag: 'P', meterStart: 100, timestamp: at(60) });
+    await c.call('StartTransaction', { connectorId: 1, idTag: 'P', meterStart: 100, timestamp: at(57) });
     const oneBefore = await metric('one_statement');
     const setBefore = await metric('set_based');
     const handlerBefore = await metric('handler');
     await Promise.all([
-      c.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(61), 150)] }), // no transaction id, in the session
-      i.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(61), 9000)] }),
+      c.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(59), 150)] }), // no transaction id, in the session
+      i.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(59), 9000)] }),
     ]);
-    expect(await metric('one_statement')).toBe(oneBefore);
-    expect(await metric('set_based')).toBe(setBefore + 1);
+    expect(await metric('one_statement')).toBe(oneBefore + 2);
+    expect(await metric('handler')).toBe(handlerBefore);
+    // sent late (before the session's last reading): C4.6 places it by its time, the one-message path's way
+    await c.call('MeterValues', { connectorId: 1, meterValue: [idleValue(at(58), 120)] });
     expect(await metric('handler')).toBe(handlerBefore + 1);
+    expect(await metric('set_based')).toBe(setBefore);
     const session = await svc.deps.db.selectFrom('charging_sessions').select(['id', 'energy_wh']).where('charger_id', '=', charging.chargerId).executeTakeFirstOrThrow();
     expect(session.energy_wh).toBe('50');
     expect((await allReadingsOf(charging)).map((r) => [r.session_id, r.wh])).toEqual([
       [session.id, '100'],
+      [session.id, '120'],
       [session.id, '150'],
     ]);
     expect((await allReadingsOf(idle)).map((r) => [r.session_id, r.wh])).toEqual([[null, '9000']]);
   });
+
+  it('a reading without a transaction after a later session began on the connector goes to that session, not the remembered one', { timeout: 30_000 }, async () => {
+    const user = await aUser(svc.deps);
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp2.0.1');
+    clients.push(cli);
+    const evse = { id: 1, connectorId: 1 };
+    const event = (eventType: string, tx: string, seqNo: number, min: number, wh: number) =>
+      cli.call('TransactionEvent', {
+        eventType, timestamp: at(min), triggerReason: eventType === 'Started' ? 'Authorized' : 'MeterValuePeriodic', seqNo,
+        transactionInfo: { transactionId: tx }, evse, ...(eventType === 'Started' ? { idToken: { idToken: 'P', type: 'ISO14443' } } : {}),
+        meterValue: [energyValue('ocpp2.0.1', at(min), wh)],
+      });
+    await event('Started', 'T-A', 0, 50, 1000);
+    await event('Updated', 'T-A', 1, 51, 1100); // the socket remembers T-A
+    await event('Updated', 'T-B', 2, 52, 1200); // T-B's Started never came: a later session on the same EVSE
+    const oneBefore = await metric('one_statement');
+    await cli.call('MeterValues', { evseId: 1, meterValue: [energyValue('ocpp2.0.1', at(53), 1300)] });
+    expect(await metric('one_statement')).toBe(oneBefore);
+    const sessions = await svc.deps.db.selectFrom('charging_sessions').select(['id', 'transaction_id']).where('charger_id', '=', ch.chargerId).orderBy('started_at').execute();
+    expect(sessions.map((x) => x.transaction_id)).toEqual(['T-A', 'T-B']);
+    const byId = new Map(sessions.map((x) => [x.id, x.transaction_id]));
+    expect((await allReadingsOf(ch)).map((r) => [byId.get(r.session_id!), r.wh])).toEqual([
+      ['T-A', '1000'],
+      ['T-A', '1100'],
+      ['T-B', '1200'],
+      ['T-B', '1300'],
+    ]);
+  });
+
   it('readings naming a transaction of which there is no session are stored without one, set-based in the batch', { timeout: 30_000 }, async () => {
     const user = await aUser(svc.deps);
     const chargers = [await anOcppCharger(svc, user), await anOcppCharger(svc, user)];

@@ -9,6 +9,12 @@
 // than its last one, so the new readings are the only ones after it and the rule of C4.5/C5.5 (readings.ts
 // foldSteps: anomalies, counted and held Wh, the review columns) runs over them alone, from the session's stored
 // totals, with the same clock for future_timestamp. A message that does not fit is left to the one-message path.
+//
+// A MeterValues naming no transaction (1.6 firmware that never names one, 2.0.1 MeterValuesRequest) belongs, by
+// C4.6, to the latest session of its connector running at its readings' times. On the connector of the session its
+// socket remembers it is written against that session in the remembered statement, whose guard then also checks
+// that this is still so (the session is running, started at or before every reading, and no later one exists on the
+// connector); otherwise the one-message path places it.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
@@ -48,6 +54,8 @@ interface Candidate {
   outcome: EventOutcome;
   /** a stop (1.6 StopTransaction, 2.0.1 TransactionEvent Ended): the session is ended as endSession ends it */
   stop?: { endedAt: Date; meterStopWh: bigint | null; reason: string | null; idTag: string | null };
+  /** a MeterValues naming no transaction, taken for the remembered session: its earliest reading's time (C4.6) */
+  unnamedFrom?: number;
 }
 
 /** Thrown inside the batch's transaction when the database showed a reading was not new: the batch is undone. */
@@ -57,14 +65,25 @@ export class BatchDiverged extends Error {
   }
 }
 
-function candidateOf(item: BatchItem, index: number): Candidate | null {
+/**
+ * The candidate of one item, or null when this path cannot take it. With `remembered` (applyRemembered: the
+ * socket's session), a MeterValues naming no transaction on that session's connector is taken for it.
+ */
+function candidateOf(item: BatchItem, index: number, remembered?: SessionState): Candidate | null {
   const { ev } = item;
   if (item.maxPowerW === undefined) return null;
   let transactionId: string;
   let outcome: EventOutcome;
+  let unnamedFrom: number | undefined;
   if (ev.kind === 'meter_values') {
-    if (!ev.ref || ev.ref.kind === 'unknown') return null;
-    transactionId = ev.ref.transactionId;
+    if (remembered && unnamedOn(ev, remembered)) {
+      transactionId = remembered.transaction_id;
+      unnamedFrom = Math.min(...ev.readings.map((r) => r.measuredAt.getTime()));
+    } else if (!ev.ref || ev.ref.kind === 'unknown') {
+      return null;
+    } else {
+      transactionId = ev.ref.transactionId;
+    }
     outcome = { kind: 'ack', aside: [] };
   } else if (ev.kind === 'transaction_updated') {
     if (ev.idTag !== null) return null; // an id token needs its verdict: the one-message path
@@ -90,7 +109,12 @@ function candidateOf(item: BatchItem, index: number): Candidate | null {
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0) return null;
   if (!strictlyInTime(readings)) return null;
-  return { index, chargerId: item.chargerId, transactionId, maxW: item.maxPowerW, readings, outcome };
+  return { index, chargerId: item.chargerId, transactionId, maxW: item.maxPowerW, readings, outcome, ...(unnamedFrom === undefined ? {} : { unnamedFrom }) };
+}
+
+/** A MeterValues naming no transaction, on the connector of the running session `s` (C4.6 may place it there). */
+function unnamedOn(ev: ChargerEvent, s: SessionState): boolean {
+  return ev.kind === 'meter_values' && ev.ref === null && ev.connectorId === s.connector_id && s.status === 'active' && ev.readings.length > 0;
 }
 
 /** Register readings strictly one after another in the message: their order in the table is their time order. */
@@ -125,7 +149,17 @@ export function judge(readings: EnergyReading[], registers: EnergyReading[], jud
 export const pointsOf = (registers: EnergyReading[], now: Date) =>
   registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: newReadingFlag(r, now), anomaly: null, review: null }));
 
-type Update = { id: string; x: string; state: SessionState; totals: ReturnType<typeof totalsColumns>; lastWh: string | null; lastAt: Date | null; lastW: number | null; stop: Candidate['stop'] };
+type Update = {
+  id: string;
+  x: string;
+  state: SessionState;
+  totals: ReturnType<typeof totalsColumns>;
+  lastWh: string | null;
+  lastAt: Date | null;
+  lastW: number | null;
+  stop: Candidate['stop'];
+  unnamedFrom: number | undefined;
+};
 interface Plan {
   rows: ReadingRecord[];
   updates: Update[];
@@ -152,7 +186,7 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     for (const r of c.readings) rows.push(readingRecord(c.chargerId, s.connector_id, s.id, r, anomalyOf.get(r) ?? null));
     const last = registers[registers.length - 1];
     const lastW = last ? (last.powerW ?? null) : s.last_power_w;
-    updates.push({ id: s.id, x: s.x, state: s, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop });
+    updates.push({ id: s.id, x: s.x, state: s, totals: totalsColumns(totals), lastWh: last ? last.wh.toString() : s.last_meter_wh, lastAt: last ? last.measuredAt : since, lastW, stop: c.stop, unnamedFrom: c.unnamedFrom });
     taken.push(c);
   }
   return { rows, updates, taken };
@@ -165,7 +199,7 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
  */
 export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
-  const candidates = items.map(candidateOf).filter((c): c is Candidate => c !== null);
+  const candidates = items.map((item, i) => candidateOf(item, i)).filter((c): c is Candidate => c !== null);
   if (candidates.length === 0) return out;
   await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
 
@@ -200,7 +234,7 @@ export async function applyRemembered(db: Db, items: BatchItem[], now: Date): Pr
   const candidates: Candidate[] = [];
   for (const [i, item] of items.entries()) {
     if (!writesRemembered(item)) return null;
-    const c = candidateOf(item, i);
+    const c = candidateOf(item, i, item.cache!.session);
     if (!c || c.readings.some((r) => r.signedData !== null)) return null;
     candidates.push(c);
   }
@@ -224,7 +258,7 @@ export function continuesRemembered(item: BatchItem): boolean {
   const s = usableSession(item);
   const { ev } = item;
   if (!s) return false;
-  if (ev.kind === 'meter_values') return !ev.signed?.length && ev.ref !== null && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id;
+  if (ev.kind === 'meter_values') return !ev.signed?.length && ((ev.ref !== null && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id) || unnamedOn(ev, s));
   if (ev.kind === 'transaction_updated') return !ev.signed?.length && ev.idTag === null && ev.chargerTransactionId === s.transaction_id;
   return false;
 }
@@ -330,6 +364,7 @@ async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored: numbe
     meter_stop: x.stop?.meterStopWh == null ? null : x.stop.meterStopWh.toString(),
     reason: x.stop?.reason ?? null,
     tag: x.stop?.idTag ?? null,
+    unnamed_from: x.unnamedFrom ?? null,
   }));
   const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ i: c.index, charger_id: c.chargerId, tag: c.stop!.idTag! }));
   const res = await sql<{ stored: number; ok: boolean; xs: string; verdicts: VerdictRow[] }>`
@@ -337,16 +372,21 @@ async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored: numbe
     u as (
       select * from json_to_recordset(${JSON.stringify(u)}::json)
           as u(id uuid, x text, energy bigint, held bigint, review_status text, review_reason text, last_w int, last_wh bigint,
-               last_at bigint, stop boolean, ended_at bigint, meter_stop bigint, reason text, tag text)
+               last_at bigint, stop boolean, ended_at bigint, meter_stop bigint, reason text, tag text, unnamed_from bigint)
        ${rowCount(u.length)}
     ),
     stored as (${storedRegisters(rows)}),
     guard as (
-      -- every session still the row this batch was planned from (its xmin), locked until the end of the statement
+      -- every session still the row this batch was planned from (its xmin), locked until the end of the statement;
+      -- for readings naming no transaction, still the latest session of the connector, running at all their times
       select count(*) = ${updates.length} as ok from (
         select s.id from charging_sessions s
           join u on s.id = u.id
          where s.xmin::text = u.x
+           and (u.unnamed_from is null
+                or (s.status = 'active' and s.ended_at is null and s.started_at <= ${AT_MS(sql.ref('u.unnamed_from'))}
+                    and not exists (select 1 from charging_sessions o
+                                     where o.charger_id = s.charger_id and o.connector_id = s.connector_id and o.started_at > s.started_at)))
          order by s.id
            for update of s) l
     ),
