@@ -1,7 +1,7 @@
 // Set-based writing of the common transaction message, for the ingest pipeline's batches (group commit): readings
 // of a known session that continue it in time order (1.6 MeterValues naming a transaction, 2.0.1
 // TransactionEvent Updated without an id token). For all such messages of a batch: one read of their sessions and
-// one statement that writes their readings and their sessions' energy, whatever the number of messages.
+// one statement that writes their readings and their sessions' energy (batch-write.ts), whatever the number of messages.
 //
 // It gives exactly what the one-message path gives (handle-event.ts meterValues/updated with readings.ts
 // updateSessionEnergy) because it only takes what that path's incremental branch handles: the session exists,
@@ -20,21 +20,9 @@ import type { Db } from '../../db/database.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
 import { arrivalFlag, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
-import {
-  AT_MS,
-  isRegister,
-  KEEP_STORED_READING,
-  readingColumns,
-  readingRecord,
-  type ReadingRecord,
-  readingsCte,
-  rowCount,
-  storedRegisters,
-  type VerdictRow,
-  verdictRows,
-  verdictsFrom,
-} from './batch-rows.ts';
+import { isRegister, readingRecord, type ReadingRecord } from './batch-rows.ts';
 import { judgeSignatures } from './signatures.ts';
+import { type Candidate, type Plan, type Update, writePlan } from './batch-write.ts';
 
 export interface BatchItem {
   chargerId: string;
@@ -43,19 +31,6 @@ export interface BatchItem {
   /** the charger's maximum power in W, when the socket has it cached (else the item is not taken) */
   maxPowerW: number | undefined;
   ev: ChargerEvent;
-}
-
-interface Candidate {
-  index: number;
-  chargerId: string;
-  transactionId: string;
-  maxW: number;
-  readings: EnergyReading[];
-  outcome: EventOutcome;
-  /** a stop (1.6 StopTransaction, 2.0.1 TransactionEvent Ended): the session is ended as endSession ends it */
-  stop?: { endedAt: Date; meterStopWh: bigint | null; reason: string | null; idTag: string | null };
-  /** a MeterValues naming no transaction, taken for the remembered session: its earliest reading's time (C4.6) */
-  unnamedFrom?: number;
 }
 
 /** Thrown inside the batch's transaction when the database showed a reading was not new: the batch is undone. */
@@ -148,23 +123,6 @@ export function judge(readings: EnergyReading[], registers: EnergyReading[], jud
 /** New register readings as fold points (not stored yet: no anomaly, no review; their own flag: clock, signature). */
 export const pointsOf = (registers: EnergyReading[], now: Date) =>
   registers.map((r) => ({ wh: r.wh, at: r.measuredAt.getTime(), w: r.powerW ?? null, flag: newReadingFlag(r, now), anomaly: null, review: null }));
-
-type Update = {
-  id: string;
-  x: string;
-  state: SessionState;
-  totals: ReturnType<typeof totalsColumns>;
-  lastWh: string | null;
-  lastAt: Date | null;
-  lastW: number | null;
-  stop: Candidate['stop'];
-  unnamedFrom: number | undefined;
-};
-interface Plan {
-  rows: ReadingRecord[];
-  updates: Update[];
-  taken: Candidate[];
-}
 
 /** The rows and session updates of the candidates whose session fits this path (the others are left out). */
 function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionState | undefined, now: Date): Plan {
@@ -334,89 +292,4 @@ export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 't
     last_power_w: e.last_power_w,
     meter_start_wh: e.meter_start_wh,
   };
-}
-
-/**
- * One statement writes a plan: it checks that no register reading is stored already and that every session row
- * is the version the plan was made from, then inserts every reading and updates every session; or, when either
- * check fails, writes nothing and says so. A stop's id tag gets its verdict from the same statement (the verdict
- * changes nothing written: the one-message path records a stop whatever its verdict) and its outcome carries it.
- */
-async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored: number; ok: boolean; xs: string[] }> {
-  // 2. one statement writes it all: it checks that no register reading is stored already, then inserts every
-  // reading and updates every session, or, when one is (the stored state is not what this path assumed), writes
-  // nothing and says so; the caller then undoes the batch and lets the one-message path judge each message. That
-  // never happens while the gateway's own invariant holds (only the process holding a charger's socket writes
-  // its readings), and costs only a retry when it does.
-  const { rows, updates } = plan;
-  const u = updates.map((x) => ({
-    id: x.id,
-    x: x.x,
-    energy: x.totals.energy_wh,
-    held: x.totals.held_wh,
-    review_status: x.totals.review_status,
-    review_reason: x.totals.review_reason,
-    last_w: x.lastW,
-    last_wh: x.lastWh,
-    last_at: x.lastAt === null ? null : x.lastAt.getTime(),
-    stop: x.stop !== undefined,
-    ended_at: x.stop ? x.stop.endedAt.getTime() : null,
-    meter_stop: x.stop?.meterStopWh == null ? null : x.stop.meterStopWh.toString(),
-    reason: x.stop?.reason ?? null,
-    tag: x.stop?.idTag ?? null,
-    unnamed_from: x.unnamedFrom ?? null,
-  }));
-  const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ i: c.index, charger_id: c.chargerId, tag: c.stop!.idTag! }));
-  const res = await sql<{ stored: number; ok: boolean; xs: string; verdicts: VerdictRow[] }>`
-    with ${readingsCte(rows)},
-    u as (
-      select * from json_to_recordset(${JSON.stringify(u)}::json)
-          as u(id uuid, x text, energy bigint, held bigint, review_status text, review_reason text, last_w int, last_wh bigint,
-               last_at bigint, stop boolean, ended_at bigint, meter_stop bigint, reason text, tag text, unnamed_from bigint)
-       ${rowCount(u.length)}
-    ),
-    stored as (${storedRegisters(rows)}),
-    guard as (
-      -- every session still the row this batch was planned from (its xmin), locked until the end of the statement;
-      -- for readings naming no transaction, still the latest session of the connector, running at all their times
-      select count(*) = ${updates.length} as ok from (
-        select s.id from charging_sessions s
-          join u on s.id = u.id
-         where s.xmin::text = u.x
-           and (u.unnamed_from is null
-                or (s.status = 'active' and s.ended_at is null and s.started_at <= ${AT_MS(sql.ref('u.unnamed_from'))}
-                    and not exists (select 1 from charging_sessions o
-                                     where o.charger_id = s.charger_id and o.connector_id = s.connector_id and o.started_at > s.started_at)))
-         order by s.id
-           for update of s) l
-    ),
-    readings as (
-      insert into meter_readings (charger_id, session_id, connector_id, measured_at, measurand, phase, wh, context, signed_data, signature_status, anomaly, power_w)
-      select ${readingColumns(sql.ref('r.session_id'))} from r
-       where (select n from stored) = 0 and (select ok from guard)
-      ${KEEP_STORED_READING}
-      returning 1
-    ),
-    sessions as (
-      update charging_sessions s
-         set energy_wh = u.energy, held_wh = u.held, review_status = u.review_status, review_reason = u.review_reason,
-             last_meter_wh = u.last_wh, last_reading_at = ${AT_MS(sql.ref('u.last_at'))}, last_power_w = u.last_w, updated_at = now(),
-             -- a stop ends the session (endSession), its stop value being the meterStop or else the last reading
-             status = case when u.stop then 'completed' else s.status end,
-             end_provisional = case when u.stop then false else s.end_provisional end,
-             ended_at = case when u.stop then ${AT_MS(sql.ref('u.ended_at'))} else s.ended_at end,
-             meter_stop_wh = case when u.stop then coalesce(u.meter_stop, u.last_wh) else s.meter_stop_wh end,
-             stop_reason = case when u.stop then u.reason else s.stop_reason end,
-             id_tag = case when u.stop then coalesce(s.id_tag, u.tag) else s.id_tag end
-        from u
-       where s.id = u.id and (select n from stored) = 0 and (select ok from guard)
-      returning s.id, s.xmin::text as x
-    )
-    select (select n from stored) as stored, (select ok from guard) as ok, (select count(*) from readings) as r,
-           coalesce((select string_agg(id || ' ' || x, ',') from sessions), '') as xs,
-           ${verdictRows(tagged)} as verdicts`.execute(db);
-  const row = res.rows[0];
-  const verdicts = verdictsFrom(row?.verdicts ?? [], now);
-  for (const c of plan.taken) if (c.stop?.idTag != null) c.outcome = { kind: 'transaction', verdict: verdicts.get(c.index) ?? 'Accepted', aside: [] };
-  return { stored: row?.stored ?? 0, ok: row?.ok ?? false, xs: row?.xs ? row.xs.split(',') : [] };
 }
