@@ -6,6 +6,7 @@ import type { Db } from '../../db/database.ts';
 import type { EnergyReading, EventOutcome } from './events.ts';
 import type { totalsColumns } from './readings.ts';
 import type { SessionState } from './batch.ts';
+import { RUNS_AT } from './sessions.ts';
 import {
   AT_MS,
   KEEP_STORED_READING,
@@ -100,7 +101,7 @@ export async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored
           join u on s.id = u.id
          where s.xmin::text = u.x
            and (u.unnamed_from is null
-                or (s.status = 'active' and s.ended_at is null and s.started_at <= ${AT_MS(sql.ref('u.unnamed_from'))}
+                or (s.status = 'active' and s.ended_at is null and ${RUNS_AT('s', AT_MS(sql.ref('u.unnamed_from')))}
                     and not exists (select 1 from charging_sessions o
                                      where o.charger_id = s.charger_id and o.connector_id = s.connector_id and o.started_at > s.started_at)))
          order by s.id
