@@ -13,7 +13,7 @@
 // flag as its anomaly, a replay by the same rule).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { EventOutcome } from './events.ts';
+import { type EventOutcome, namedTransactionOf } from './events.ts';
 import { arrivalFlag, mergeReadings } from './readings.ts';
 import { KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte } from './batch-rows.ts';
 import type { BatchItem } from './batch.ts';
@@ -23,7 +23,7 @@ import { RUNS_AT } from './sessions.ts';
 function takes(item: BatchItem, named: boolean): boolean {
   const { ev } = item;
   if (ev.kind !== 'meter_values' || ev.signed?.length) return false;
-  return named || ev.ref === null || ev.ref.kind === 'unknown';
+  return named || namedTransactionOf(ev) === null;
 }
 
 /**
@@ -33,7 +33,7 @@ function takes(item: BatchItem, named: boolean): boolean {
 function rowsOf(item: BatchItem, now: Date, named: boolean): { rows: ReadingRecord[]; transactionId: string | null } | null {
   const { ev } = item;
   if (!takes(item, named) || ev.kind !== 'meter_values') return null;
-  const transactionId = ev.ref !== null && ev.ref.kind !== 'unknown' ? ev.ref.transactionId : null;
+  const transactionId = namedTransactionOf(ev);
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0 || readings.some((r) => r.signedData !== null)) return null;
   return { rows: readings.map((r) => readingRecord(item.chargerId, ev.connectorId, null, r, arrivalFlag(r.measuredAt, now))), transactionId };

@@ -17,7 +17,7 @@
 // connector); otherwise the one-message path places it.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
+import { type ChargerEvent, type EnergyReading, type EventOutcome, namedTransactionOf } from './events.ts';
 import { arrivalFlag, foldSteps, mergeReadings, newReadingFlag, totalsColumns, totalsOf, type SessionEnergy } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { isRegister, readingRecord, type ReadingRecord } from './batch-rows.ts';
@@ -51,13 +51,14 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
   let outcome: EventOutcome;
   let unnamedFrom: number | undefined;
   if (ev.kind === 'meter_values') {
+    const named = namedTransactionOf(ev);
     if (remembered && unnamedOn(ev, remembered)) {
       transactionId = remembered.transaction_id;
       unnamedFrom = Math.min(...ev.readings.map((r) => r.measuredAt.getTime()));
-    } else if (!ev.ref || ev.ref.kind === 'unknown') {
+    } else if (named === null) {
       return null;
     } else {
-      transactionId = ev.ref.transactionId;
+      transactionId = named;
     }
     outcome = { kind: 'ack', aside: [] };
   } else if (ev.kind === 'transaction_updated') {
@@ -89,7 +90,7 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
 
 /** A MeterValues naming no transaction, on the connector of the running session `s` (C4.6 may place it there). */
 function unnamedOn(ev: ChargerEvent, s: SessionState): boolean {
-  return ev.kind === 'meter_values' && ev.ref === null && ev.connectorId === s.connector_id && s.status === 'active' && ev.readings.length > 0;
+  return ev.kind === 'meter_values' && namedTransactionOf(ev) === null && ev.connectorId === s.connector_id && s.status === 'active' && ev.readings.length > 0;
 }
 
 /** Register readings strictly one after another in the message: their order in the table is their time order. */
@@ -216,7 +217,7 @@ export function continuesRemembered(item: BatchItem): boolean {
   const s = usableSession(item);
   const { ev } = item;
   if (!s) return false;
-  if (ev.kind === 'meter_values') return !ev.signed?.length && ((ev.ref !== null && ev.ref.kind !== 'unknown' && ev.ref.transactionId === s.transaction_id) || unnamedOn(ev, s));
+  if (ev.kind === 'meter_values') return !ev.signed?.length && (namedTransactionOf(ev) === s.transaction_id || unnamedOn(ev, s));
   if (ev.kind === 'transaction_updated') return !ev.signed?.length && ev.idTag === null && ev.chargerTransactionId === s.transaction_id;
   return false;
 }

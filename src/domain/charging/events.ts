@@ -110,6 +110,14 @@ export type ChargerEvent =
     }
   | { kind: 'notification'; name: string };
 
+/**
+ * C4.6: the transaction a MeterValues names, or null when it names none (missing, zero, or an id the gateway never
+ * gave), whose readings are then placed by connector and time. The one reading of the rule for every path.
+ */
+export function namedTransactionOf(ev: Extract<ChargerEvent, { kind: 'meter_values' }>): string | null {
+  return ev.ref !== null && ev.ref.kind !== 'unknown' ? ev.ref.transactionId : null;
+}
+
 export type { IdTagVerdict };
 
 /** What the domain answers for each event; the adapters turn it into the protocol's response. */

@@ -7,7 +7,7 @@ import type { SessionState } from './batch.ts';
 import { resolveCatalogModel } from '../catalog/resolve.ts';
 import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
-import type { AsidePart, ChargerEvent, EnergyReading, EventOutcome, IdTagVerdict } from './events.ts';
+import { type AsidePart, type ChargerEvent, type EnergyReading, type EventOutcome, type IdTagVerdict, namedTransactionOf } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
 import { maxPowerW, storeReadings, updateSessionEnergy } from './readings.ts';
 import { holdInvalidSignatures } from './review.ts';
@@ -215,7 +215,8 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
   const { chargerId } = ctx;
   const maxW = await chargerMaxW(deps, ctx);
   return deps.db.transaction().execute(async (trx) => {
-    const named = ev.ref && ev.ref.kind !== 'unknown' ? await findByTransactionId(trx, chargerId, ev.ref.transactionId) : undefined;
+    const namedId = namedTransactionOf(ev);
+    const named = namedId !== null ? await findByTransactionId(trx, chargerId, namedId) : undefined;
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
     // the readings grouped by the session they belong to ('' = none), each group stored in one statement
     const groups = new Map<string, { session: SessionRow | undefined; readings: EnergyReading[] }>();
