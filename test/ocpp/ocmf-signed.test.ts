@@ -162,6 +162,34 @@ describe.each([
     expect(await signedOf(ch)).toEqual([{ readings: 2, verified: 1, invalid: 0 }]);
   });
 
+  it("a signed value sent alone signs its own charger's reading only: another charger's reading at the same instant, and another reading carrying the same record, stay as they were", async () => {
+    const meter = aMeter('secp256r1');
+    const record = signedReading(meter, ms(41), 50_100);
+    const sessionOf = async (cli: RPCClient, meterStart: number) =>
+      ((await cli.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart, timestamp: at(40) })) as { transactionId: number }).transactionId;
+    // A: a reading at 41 carrying the record (verified with A's key), a plain one at 42
+    const a = await withCharger('ocpp1.6', async (c) => void expect((await registerKey(c, meter.publicKeyHex)).statusCode).toBe(200), async (cli) => {
+      const transactionId = await sessionOf(cli, 50_000);
+      await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [mv16(41, 50_100, record)] });
+      await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [mv16(42, 50_200)] });
+    });
+    expect(await statuses(a)).toEqual([[50_000, null], [50_100, 'verified'], [50_200, null]]);
+    // B: a plain reading at 42, then the same record alone at 42 (a meter that sends its signed value apart)
+    const b = await withCharger('ocpp1.6', async () => {}, async (cli) => {
+      const transactionId = await sessionOf(cli, 60_000);
+      await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [mv16(42, 60_200)] });
+      await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [{ timestamp: at(42), sampledValue: [{ value: record, format: 'SignedData', measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }] });
+    });
+    const signedData = async (ch: TestCharger) =>
+      (await svc.deps.db.selectFrom('meter_readings').select(['wh', 'signed_data']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute()).map((r) => [Number(r.wh), r.signed_data]);
+    // B's reading at 42 carries it; the record says 50.100 kWh, B's register 60,200 Wh: not a signature of that reading
+    expect(await signedData(b)).toEqual([[60_000, null], [60_200, record]]);
+    expect(await statuses(b)).toEqual([[60_000, null], [60_200, 'invalid']]);
+    // A is untouched: its reading at 42 stays unsigned, its reading at 41 stays verified
+    expect(await signedData(a)).toEqual([[50_000, null], [50_100, record], [50_200, null]]);
+    expect(await statuses(a)).toEqual([[50_000, null], [50_100, 'verified'], [50_200, null]]);
+  });
+
   it('the admin API refuses what is not an EC public key and removes a key with null', async () => {
     const ch = await anOcppCharger(svc, user);
     const bad = await registerKey(ch, 'not a key');

@@ -9,6 +9,13 @@ import type { AsidePart, SignedValue } from './events.ts';
 import { ENERGY_REGISTER } from './readings.ts';
 import { registeredKeys, signatureStatusOf } from './signatures.ts';
 
+/**
+ * A reading not signed yet, or signed with this very value. Parenthesised: a bare `a or b` ANDed to the statement's
+ * other conditions read as `(… and a) or b`, which matched every charger's unsigned reading at that instant and every
+ * reading anywhere carrying the same value (and, unindexed, scanned every partition).
+ */
+const unsignedOrSignedWith = (signedData: string) => sql<boolean>`(signed_data is null or signed_data = ${signedData})`;
+
 export type SignedScope = { sessionId: string } | { chargerId: string; connectorId: number };
 
 export async function placeSignedValues(trx: Db, scope: SignedScope, values: SignedValue[] | undefined): Promise<AsidePart[]> {
@@ -21,7 +28,7 @@ export async function placeSignedValues(trx: Db, scope: SignedScope, values: Sig
       .where('measurand', '=', ENERGY_REGISTER)
       .where('phase', '=', '')
       // a reading already signed differently keeps its signature; the other one is kept aside
-      .where(sql<boolean>`signed_data is null or signed_data = ${v.signedData}`);
+      .where(unsignedOrSignedWith(v.signedData));
     q = 'sessionId' in scope
       ? q.where('session_id', '=', scope.sessionId)
       : q.where('charger_id', '=', scope.chargerId).where('connector_id', '=', scope.connectorId);
@@ -38,7 +45,7 @@ export async function placeSignedValues(trx: Db, scope: SignedScope, values: Sig
         .set({ signed_data: v.signedData, signature_status: status })
         .where('id', '=', r.id)
         .where('measured_at', '=', r.measured_at)
-        .where(sql<boolean>`signed_data is null or signed_data = ${v.signedData}`)
+        .where(unsignedOrSignedWith(v.signedData))
         .execute();
     }
   }
