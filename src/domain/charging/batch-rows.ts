@@ -83,13 +83,20 @@ export function storedRegisters(records: ReadingRecord[]) {
     if (r.at > last) last = r.at;
   }
   if (first > last) first = last = 0; // no register reading: nothing to count, and no month to plan for
+  // a probe per reading (LATERAL … LIMIT 1 is never flattened into a join): its unique index entry, in the month of
+  // its time. As a join, the planner without statistics for a partition (a new month, or autovacuum yet to analyse
+  // it) read every reading of the batch's time range and compared each with every reading of the batch: 980,352
+  // comparisons and 277 ms for a batch of 222 stops over 4,416 readings in the benchmark
   return sql`
       select count(*)::int as n
         from r
-        join meter_readings m
-          on m.charger_id = r.charger_id and m.connector_id = r.connector_id and m.measured_at = r.measured_at
-         and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = r.wh
-       where r.register and m.measured_at >= ${new Date(first)}::timestamptz and m.measured_at <= ${new Date(last)}::timestamptz`;
+       cross join lateral (
+         select 1 from meter_readings m
+          where m.charger_id = r.charger_id and m.connector_id = r.connector_id and m.measured_at = r.measured_at
+            and m.measurand = ${ENERGY_REGISTER} and m.phase = '' and m.wh = r.wh
+            and m.measured_at >= ${new Date(first)}::timestamptz and m.measured_at <= ${new Date(last)}::timestamptz
+          limit 1) m
+       where r.register`;
 }
 
 /** The CTE `r`'s readings as meter_readings columns (session_id from `sessionId`). */

@@ -162,12 +162,16 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
   if (candidates.length === 0) return out;
   await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
 
-  // 1. the sessions, locked as the one-message path's update would lock them
+  // 1. the sessions, locked as the one-message path's update would lock them, in id order. Each is found by a probe
+  // of its (charger_id, transaction_id) key (LATERAL … LIMIT 1, never flattened into a join), then locked through
+  // its primary key: joined to the unnested keys, a table never analyzed was read whole for every batch
   const sessions = await sql<SessionState>`
     select ${SESSION_COLUMNS}
       from charging_sessions s
-      join unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
-        on s.charger_id = k.charger_id and s.transaction_id = k.transaction_id
+     where s.id = any(array(
+       select f.id from unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
+        cross join lateral (select f.id from charging_sessions f
+                             where f.charger_id = k.charger_id and f.transaction_id = k.transaction_id limit 1) f))
      order by s.id
        for update of s`.execute(trx);
   const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));
