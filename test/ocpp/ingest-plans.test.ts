@@ -5,6 +5,7 @@
 // which at a fleet's start of day was most of PostgreSQL's CPU. The readings path looks its sessions up by
 // (charger_id, transaction_id) and its stored readings by their unique key: index probes at the largest batch too.
 import { sql } from 'kysely';
+import type { Db } from '../../src/db/database.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BatchItem } from '../../src/domain/charging/batch.ts';
 import { applySetBased } from '../../src/domain/charging/batch.ts';
@@ -60,11 +61,7 @@ it('a batch of 256 readings finds its sessions and stored readings through the i
   // with a first reading, and 200,000 readings of another connector: the planner's worst case, a table it thinks tiny
   await sql`analyze charging_sessions`.execute(svc.deps.db);
   await sql`analyze meter_readings`.execute(svc.deps.db);
-  await sql`
-    insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
-    select ${ch.chargerId}::uuid, 1, 'run-' || g, ${t0}::timestamptz - make_interval(mins => g), 0,
-           case when g <= 256 then 'active' else 'completed' end, 100, ${t0}::timestamptz, 100
-      from generate_series(1, 60000) g`.execute(svc.deps.db);
+  await sessionsOf(svc.deps.db, ch.chargerId, 'run-', 60_000, t0, 256);
   await sql`
     insert into meter_readings (charger_id, connector_id, measured_at, measurand, phase, wh)
     select ${ch.chargerId}::uuid, 2, ${t0}::timestamptz - make_interval(secs => g), 'Energy.Active.Import.Register', '', g
@@ -110,16 +107,16 @@ it('a batch of a few readings probes the sessions’ primary key on tables never
     const user = await aUser(own.deps);
     const ch = await anOcppCharger(own, user);
     const t0 = new Date(Date.now() - 3_600_000);
-    await sql`
-      insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
-      select ${ch.chargerId}::uuid, 1, 'raw-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
-        from generate_series(1, 2000) g`.execute(own.deps.db);
+    await sessionsOf(own.deps.db, ch.chargerId, 'raw-', 2000, t0);
     const items = readingsOf(ch.chargerId, 8, 'raw-', new Date(t0.getTime() + 60_000), 170n);
     const scans = await own.deps.db.transaction().execute(async (trx) => {
+      // (counters this connection has not reported yet are included: the difference)
+      const scanned = async () =>
+        Number((await sql<{ n: string }>`select coalesce(sum(seq_scan), 0)::text as n from pg_stat_xact_user_tables where relname = 'charging_sessions'`.execute(trx)).rows[0]!.n);
+      const before = await scanned();
       const out = await applySetBased(trx, items, new Date());
       expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(8);
-      const r = await sql<{ seq_scan: string }>`select seq_scan from pg_stat_xact_user_tables where relname = 'charging_sessions'`.execute(trx);
-      return Number(r.rows[0]?.seq_scan ?? 0);
+      return (await scanned()) - before;
     });
     expect(scans).toBe(0);
   } finally {
@@ -136,10 +133,7 @@ it('the check that no reading of a batch is stored yet probes each reading’s k
     const user = await aUser(own.deps);
     const ch = await anOcppCharger(own, user);
     const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
-    await sql`
-      insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
-      select ${ch.chargerId}::uuid, 1, 'key-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
-        from generate_series(1, 222) g`.execute(own.deps.db);
+    await sessionsOf(own.deps.db, ch.chargerId, 'key-', 222, t0);
     const at = new Date(t0.getTime() + 60_000);
     await sql`
       insert into meter_readings (charger_id, connector_id, measured_at, measurand, phase, wh)
@@ -165,10 +159,7 @@ async function fewReadings(svc: TestService): Promise<void> {
   const user = await aUser(svc.deps);
   const ch = await anOcppCharger(svc, user);
   const t0 = new Date(Date.now() - 3_600_000);
-  await sql`
-    insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
-    select ${ch.chargerId}::uuid, 1, 'few-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
-      from generate_series(1, 10000) g`.execute(svc.deps.db);
+  await sessionsOf(svc.deps.db, ch.chargerId, 'few-', 10_000, t0);
   await sql`analyze charging_sessions`.execute(svc.deps.db);
   const at = new Date(t0.getTime() + 60_000);
   const items = readingsOf(ch.chargerId, 6, 'few-', at, 160n);
@@ -195,10 +186,7 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
     const user = await aUser(own.deps);
     const ch = await anOcppCharger(own, user);
     const t0 = new Date(Date.now() - 3_600_000);
-    await sql`
-      insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
-      select ${ch.chargerId}::uuid, 1, 'part-' || g, ${t0}::timestamptz - make_interval(mins => g), 0, 'active', 100, ${t0}::timestamptz, 100
-        from generate_series(1, 6) g`.execute(db);
+    await sessionsOf(db, ch.chargerId, 'part-', 6, t0);
     const holding = (since: Date) =>
       sql<{ relname: string }>`select distinct tableoid::regclass::text as relname from meter_readings where charger_id = ${ch.chargerId} and measured_at >= ${since} order by 1`
         .execute(db)
@@ -239,6 +227,18 @@ it('a batch of readings or starts plans and locks only the partitions of its rea
     await own.close();
   }
 });
+
+/**
+ * Sessions `${prefix}1` … `${prefix}n` of a charger on connector 1, started a minute apart before `t0`, each with
+ * 100 Wh and its last reading at `t0`; the first `active` of them running, the rest completed.
+ */
+async function sessionsOf(db: Db, chargerId: string, prefix: string, n: number, t0: Date, active = n): Promise<void> {
+  await sql`
+    insert into charging_sessions (charger_id, connector_id, transaction_id, started_at, meter_start_wh, status, last_meter_wh, last_reading_at, energy_wh)
+    select ${chargerId}::uuid, 1, ${prefix}::text || g, ${t0}::timestamptz - make_interval(mins => g), 0,
+           case when g <= ${active}::int then 'active' else 'completed' end, 100, ${t0}::timestamptz, 100
+      from generate_series(1, ${n}::int) g`.execute(db);
+}
 
 /** One MeterValues item per session `${prefix}1` … `${prefix}n` of a charger, a second apart from `at`, each at `wh`. */
 function readingsOf(chargerId: string, n: number, prefix: string, at: Date, wh: bigint): BatchItem[] {
