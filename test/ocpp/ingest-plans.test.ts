@@ -102,36 +102,27 @@ it('a batch of a few readings probes the sessions’ primary key on tables never
   // reading without a transaction id as a scan per session, hashed the whole table instead, for every batch (2.6 ms
   // a statement at 10,000 sessions in the benchmark, growing with the table; here 2,000 sessions and 8 readings, where
   // the old statement scanned the table three times)
-  const own = await createTestService();
-  try {
-    const user = await aUser(own.deps);
-    const ch = await anOcppCharger(own, user);
+  await withOwnService(async (own) => {
+    const ch = await anOcppCharger(own, await aUser(own.deps));
     const t0 = new Date(Date.now() - 3_600_000);
     await sessionsOf(own.deps.db, ch.chargerId, 'raw-', 2000, t0);
     const items = readingsOf(ch.chargerId, 8, 'raw-', new Date(t0.getTime() + 60_000), 170n);
-    const scans = await own.deps.db.transaction().execute(async (trx) => {
-      // (counters this connection has not reported yet are included: the difference)
-      const scanned = async () =>
-        Number((await sql<{ n: string }>`select coalesce(sum(seq_scan), 0)::text as n from pg_stat_xact_user_tables where relname = 'charging_sessions'`.execute(trx)).rows[0]!.n);
-      const before = await scanned();
-      const out = await applySetBased(trx, items, new Date());
-      expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(8);
-      return (await scanned()) - before;
-    });
+    const scans = await own.deps.db.transaction().execute((trx) =>
+      grewBy(trx, 'seq_scan', 'charging_sessions', async () => {
+        const out = await applySetBased(trx, items, new Date());
+        expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(8);
+      }),
+    );
     expect(scans).toBe(0);
-  } finally {
-    await own.close();
-  }
+  });
 });
 
 it('the check that no reading of a batch is stored yet probes each reading’s key, however many readings its minutes hold', { timeout: 60_000 }, async () => {
   // a burst of stops: 222 readings over the minutes in which the month's partition, never analyzed, holds 4,400 other
   // readings. As a join, the check read every reading of those minutes and compared each with every reading of the
   // batch (277 ms for such a batch in the benchmark); a probe per reading reads none of them
-  const own = await createTestService();
-  try {
-    const user = await aUser(own.deps);
-    const ch = await anOcppCharger(own, user);
+  await withOwnService(async (own) => {
+    const ch = await anOcppCharger(own, await aUser(own.deps));
     const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
     await sessionsOf(own.deps.db, ch.chargerId, 'key-', 222, t0);
     const at = new Date(t0.getTime() + 60_000);
@@ -140,20 +131,37 @@ it('the check that no reading of a batch is stored yet probes each reading’s k
       select ${ch.chargerId}::uuid, 2, ${at}::timestamptz + make_interval(secs => g * 0.05), 'Energy.Active.Import.Register', '', g
         from generate_series(1, 4400) g`.execute(own.deps.db);
     const items = readingsOf(ch.chargerId, 222, 'key-', at, 180n);
-    const scanned = await own.deps.db.transaction().execute(async (trx) => {
-      // rows read by scanning meter_readings' partitions (counters not yet reported are included: the difference)
-      const read = async () =>
-        Number((await sql<{ n: string }>`select coalesce(sum(seq_tup_read), 0)::text as n from pg_stat_xact_user_tables where relname like 'meter_readings%'`.execute(trx)).rows[0]!.n);
-      const before = await read();
-      const out = await applySetBased(trx, items, new Date());
-      expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(222);
-      return (await read()) - before;
-    });
+    const scanned = await own.deps.db.transaction().execute((trx) =>
+      grewBy(trx, 'seq_tup_read', 'meter_readings%', async () => {
+        const out = await applySetBased(trx, items, new Date());
+        expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(222);
+      }),
+    );
     expect(scanned).toBe(0);
+  });
+});
+
+/** A test database of its own, closed afterwards. */
+async function withOwnService(fn: (svc: TestService) => Promise<void>): Promise<void> {
+  const own = await createTestService();
+  try {
+    await fn(own);
   } finally {
     await own.close();
   }
-});
+}
+
+/**
+ * How much a pg_stat_xact_user_tables counter of the tables named `like` grew while `fn` ran in `trx` (the counters
+ * include what the connection has not reported yet, hence the difference).
+ */
+async function grewBy(trx: Db, counter: 'seq_scan' | 'seq_tup_read', like: string, fn: () => Promise<void>): Promise<number> {
+  const read = async () =>
+    Number((await sql<{ n: string }>`select coalesce(sum(${sql.ref(counter)}), 0)::text as n from pg_stat_xact_user_tables where relname like ${like}`.execute(trx)).rows[0]!.n);
+  const before = await read();
+  await fn();
+  return (await read()) - before;
+}
 
 async function fewReadings(svc: TestService): Promise<void> {
   const user = await aUser(svc.deps);
