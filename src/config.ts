@@ -118,6 +118,8 @@ export const configSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: int(72, 1),
   // C4.12: PostgreSQL statement_timeout of every connection (0 = none)
   DB_STATEMENT_TIMEOUT_MS: int(30_000, 0),
+  // D82: the ingest batch statements as named prepared statements (false behind a pooler that cannot keep them)
+  DB_PREPARED_STATEMENTS: boolDefault(true),
   // C4.12: retention of quarantined OCPP messages, and the job that deletes older ones
   QUARANTINE_RETENTION_DAYS: int(90, 1),
   RETENTION_CRON: cron('30 2 * * *'),

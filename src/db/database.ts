@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './tables.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { PreparingClient } from './prepared.ts';
 
 pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
@@ -36,6 +37,8 @@ export interface DbOptions {
    * never cancels a statement, so setting it would only pretend.
    */
   DB_STATEMENT_TIMEOUT_MS?: number | undefined;
+  /** PostgreSQL: the ingest batch statements as named prepared statements (prepared.ts, D82; default true) */
+  DB_PREPARED_STATEMENTS?: boolean | undefined;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
@@ -50,6 +53,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
       connectionTimeoutMillis: 10_000,
       // C4.12: sent as a startup parameter, so it holds on every connection of the pool from its first statement
       statement_timeout: opts.DB_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      ...(opts.DB_PREPARED_STATEMENTS === false ? {} : { Client: PreparingClient }),
     });
     // A pool error on an idle client (server restart) must not crash the process.
     pool.on('error', () => {});

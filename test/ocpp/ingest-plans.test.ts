@@ -5,7 +5,8 @@
 // which at a fleet's start of day was most of PostgreSQL's CPU. The readings path looks its sessions up by
 // (charger_id, transaction_id) and its stored readings by their unique key: index probes at the largest batch too.
 import { sql } from 'kysely';
-import type { Db } from '../../src/db/database.ts';
+import { createDb, type Db } from '../../src/db/database.ts';
+import { PREPARED, PREPARED_MARK, preparedName } from '../../src/db/prepared.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BatchItem } from '../../src/domain/charging/batch.ts';
 import { applySetBased } from '../../src/domain/charging/batch.ts';
@@ -139,6 +140,55 @@ it('the check that no reading of a batch is stored yet probes each reading’s k
     );
     expect(scanned).toBe(0);
   });
+});
+
+it('the readings batch statement is prepared once per connection and reused whatever the batch size (D82)', { timeout: 60_000 }, async () => {
+  // sent unnamed, PostgreSQL parsed, analysed and planned the statement for every batch (0.7 ms of its CPU each);
+  // named, it is parsed once per connection and may keep a generic plan. That needs one text for every batch size
+  // (the rows' count goes as a parameter): a connection would otherwise hold a prepared statement per size
+  await withOwnService(async (own) => {
+    const ch = await anOcppCharger(own, await aUser(own.deps));
+    const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
+    await sessionsOf(own.deps.db, ch.chargerId, 'prep-', 8, t0);
+    const prepared = await own.deps.db.transaction().execute(async (trx) => {
+      for (let size = 1; size <= 8; size++) {
+        const at = new Date(t0.getTime() + size * 60_000);
+        const out = await applySetBased(trx, readingsOf(ch.chargerId, size, 'prep-', at, 100n + BigInt(size) * 10n), new Date());
+        expect(out.filter((o) => o?.kind === 'ack')).toHaveLength(size);
+      }
+      const r = await sql<{ name: string; statement: string; runs: number }>`
+        select name, statement, (generic_plans + custom_plans)::int as runs from pg_prepared_statements`.execute(trx);
+      return r.rows.filter((p) => p.statement.startsWith(PREPARED_MARK));
+    });
+    // every reading stored once, in its session
+    const stored = await sql<{ n: number }>`select count(*)::int as n from meter_readings where charger_id = ${ch.chargerId}`.execute(own.deps.db);
+    expect(stored.rows[0]!.n).toBe(36);
+    if (own.testDb.kind === 'pg') {
+      expect(prepared).toHaveLength(1);
+      expect(prepared[0]!.name).toBe(preparedName(prepared[0]!.statement));
+      expect(prepared[0]!.runs).toBe(8);
+    } else {
+      expect(prepared).toEqual([]); // PGlite: no round trip to save, the mark is a comment
+    }
+  });
+});
+
+it('DB_PREPARED_STATEMENTS=false sends the marked statements unnamed', { timeout: 30_000 }, async () => {
+  if (svc.testDb.kind !== 'pg' || !svc.testDb.url) {
+    // PGlite prepares nothing either way; the statement runs
+    expect((await sql<{ one: number }>`${PREPARED} select 1 as one`.execute(svc.deps.db)).rows).toEqual([{ one: 1 }]);
+    return;
+  }
+  for (const [setting, expected] of [[false, 0], [undefined, 1]] as const) {
+    const h = await createDb({ DATABASE_URL: svc.testDb.url, poolSize: 1, DB_PREPARED_STATEMENTS: setting });
+    try {
+      await sql`${PREPARED} select ${1}::int as one`.execute(h.db);
+      const r = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like ${PREPARED_MARK + '%'}`.execute(h.db);
+      expect(r.rows[0]!.n).toBe(expected);
+    } finally {
+      await h.close();
+    }
+  }
 });
 
 /** A test database of its own, closed afterwards. */

@@ -13,6 +13,7 @@
 // flag as its anomaly, a replay by the same rule).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { PREPARED } from '../../db/prepared.ts';
 import { type EventOutcome, namedTransactionOf } from './events.ts';
 import { arrivalFlag, mergeReadings } from './readings.ts';
 import { KEEP_STORED_READING, readingColumns, readingRecord, type ReadingRecord, readingsCte } from './batch-rows.ts';
@@ -83,7 +84,7 @@ async function writeIdle(db: Db, items: Array<BatchItem | null>, now: Date, all:
   }
   if (taken.length === 0) return all ? null : out;
   // a batch holds one message per charger, so a charger names its message
-  const res = await sql<{ covered: string[] }>`
+  const res = await sql<{ covered: string[] }>`${PREPARED}
     with ${readingsCte(rows)},
     covered as (
       -- C4.6: a reading on a connector while a session of it runs belongs to that session (sessions.ts runsAt)

@@ -3,6 +3,7 @@
 // session row the version it was planned from, and for a reading naming no transaction still C4.6's session).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { PREPARED } from '../../db/prepared.ts';
 import type { EnergyReading, EventOutcome } from './events.ts';
 import type { totalsColumns } from './readings.ts';
 import type { SessionState } from './batch.ts';
@@ -88,7 +89,7 @@ export async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored
   // at 10,000 sessions, growing with the table)
   const ids = updates.map((x) => x.id);
   const tagged = plan.taken.filter((c) => c.stop?.idTag != null).map((c) => ({ i: c.index, charger_id: c.chargerId, tag: c.stop!.idTag! }));
-  const res = await sql<{ stored: number; ok: boolean; xs: string; verdicts: VerdictRow[] }>`
+  const res = await sql<{ stored: number; ok: boolean; xs: string; verdicts: VerdictRow[] }>`${PREPARED}
     with ${readingsCte(rows)},
     u as (
       select * from json_to_recordset(${JSON.stringify(u)}::json)
