@@ -9,7 +9,7 @@
 //   and how long the fleet takes to reconnect and boot after a storm (every connection dropped at once);
 // then the ratio gateway/bare. Every phase is bounded; it stops by itself.
 // The gateway runs on PGlite, or on a fresh database created next to DATABASE_URL (dropped afterwards).
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,6 +58,10 @@ const { values: a } = parseArgs({
     profile: { type: 'string' },
     // with --profile: the driver processes write a profile too
     'profile-drivers': { type: 'boolean', default: false },
+    // records each server process (one process: not a clustered gateway) with Linux perf over the steady window into
+    // this directory, native frames included (what --profile cannot name: V8's collector, libuv, the kernel); the
+    // server runs with --perf-basic-prof so that its JavaScript frames are named too. Read with `perf report -i FILE`
+    perf: { type: 'string' },
     // writes every driver's progress line (each second: acks per second, p50/p99/slowest ack of that second, the
     // driver's own longest event-loop delay) and the phase marks into this file, one JSON object per line with the
     // seconds since the benchmark started and the wall-clock time (to line up with other per-second records)
@@ -67,7 +71,7 @@ const { values: a } = parseArgs({
 });
 if (a.help) {
   process.stdout.write(
-    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--idle-readings] [--quirks no-txid,…] [--targets gateway,bare] [--repeat 1] [--json]\n',
+    'npm run bench:ocpp -- [--count 500] [--duration 20] [--rate 0 (closed loop) | MeterValues/s] [--ramp 200] [--protocol ocpp1.6|ocpp2.0.1] [--replay-share 0] [--idle-readings] [--quirks no-txid,…] [--targets gateway,bare] [--repeat 1] [--profile DIR] [--perf DIR] [--json]\n',
   );
   process.exit(0);
 }
@@ -242,9 +246,21 @@ async function rssOf(server: ChildProcess): Promise<number> {
   return (await p).rss;
 }
 
+/** --perf: `perf record` of the server process from now until it is sent SIGINT (null without --perf or with a clustered gateway) */
+function startPerf(target: 'gateway' | 'bare', server: ChildProcess): ChildProcess | null {
+  if (!a.perf || !server.pid || (target === 'gateway' && workers > 1)) return null;
+  fs.mkdirSync(a.perf, { recursive: true });
+  const file = path.join(path.resolve(a.perf), `${target}-${Date.now()}.perf.data`);
+  say(`   perf: recording ${target} (pid ${server.pid}) over the steady window into ${file}`);
+  const rec = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '499', '-g', '-p', String(server.pid), '-o', file], { stdio: 'ignore' });
+  rec.on('error', (err) => say(`   perf: not recorded (${err.message})`));
+  return rec;
+}
+
 /** --profile: every server process (and with --profile-drivers every driver) writes a V8 CPU profile into the directory when it exits */
 const profileArgs = a.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(a.profile)}`] : [];
 const driverProfileArgs = a['profile-drivers'] ? profileArgs : [];
+const perfArgs = a.perf ? ['--perf-basic-prof'] : [];
 // the gateway runs with the flags of `npm start` (start-flags.ts), then BENCH_GATEWAY_NODE_FLAGS
 const gatewayFlags = [...startNodeFlags(), ...(process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)];
 
@@ -253,7 +269,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
   say(`\n== ${target}: starting the server and registering ${count} chargers …`);
   const server = fork(path.join(here, 'server-child.ts'), [target, String(count), prefix, String(target === 'gateway' ? workers : 1)], {
     // BENCH_GATEWAY_NODE_FLAGS: node/V8 flags for the gateway alone (a clustered gateway passes them to its processes)
-    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs, ...(target === 'gateway' && workers === 1 ? gatewayFlags : [])],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs, ...perfArgs, ...(target === 'gateway' && workers === 1 ? gatewayFlags : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     cwd: root,
     // a clustered gateway (bench/cluster-gateway.ts) passes the profile flags to its primary, whose workers inherit them
@@ -308,6 +324,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     let msgsInWorkload = 0;
     let connected = 0;
     const seen = { connected: 0, start: 0, done: 0, steadyStart: 0, steadyEnd: 0 };
+    let perf: ChildProcess | null = null;
     // the steady window: from the last driver's steady-start to the first driver's steady-end; its MeterValues
     // are each driver's own count between its two marks
     const steady: { cpuStart?: number; cpuEnd?: number; mvStart: number; mvEnd: number; open: boolean } = { mvStart: 0, mvEnd: 0, open: false };
@@ -346,6 +363,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           if (++seen.steadyStart === drivers && seen.steadyEnd === 0) {
             steady.open = true;
             windowAt.steadyStart = Date.now();
+            perf = startPerf(target, server);
             phases.push(cpuOf(server).then((us) => void (steady.cpuStart = us)));
             if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyStart = c)));
             if (target === 'gateway') phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyStart = g)));
@@ -355,6 +373,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           steady.mvEnd += Number(m.data?.meter_values_acked ?? 0);
           if (++seen.steadyEnd === 1 && steady.open) {
             windowAt.steadyEnd = Date.now();
+            perf?.kill('SIGINT');
             phases.push(cpuOf(server).then((us) => void (steady.cpuEnd = us)));
             if (target === 'gateway') phases.push(scrapeGateway(ready.url).then((g) => void (own.steadyEnd = g)));
             if (counted) phases.push(statementsOf(server).then((c) => void (snaps.steadyEnd = c)));
