@@ -3,16 +3,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import Fastify, { type FastifyError } from 'fastify';
 import formbody from '@fastify/formbody';
-import {
-  hasZodFastifySchemaValidationErrors,
-  isResponseSerializationError,
-  serializerCompiler,
-  validatorCompiler,
-} from 'fastify-type-provider-zod';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError, serializerCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from '../deps.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
 import { errorBody, statusForCode } from './errors.ts';
+import { validatorCompiler } from './no-nul.ts';
 import { registerOpenApi } from './openapi.ts';
 import { validationError } from './validation-codes.ts';
 import { registerReplyGuard } from './plugins/reply-guard.ts';

@@ -1,0 +1,35 @@
+// U+0000 in input: PostgreSQL's text cannot hold it (and jsonb refuses its escape), so every input that reaches a
+// statement is checked for it (src/http/no-nul.ts for request schemas, the partner rows' own validation).
+
+/**
+ * The path of the first string or object key in `v` holding U+0000, or null. Walked with a stack of its own, not by
+ * recursion: a body may nest as deep as its size allows (a fuzz case nested 100,000 objects), and each entry knows
+ * only its parent, so the path is built once, for a hit.
+ */
+export function nulPath(v: unknown): PropertyKey[] | null {
+  interface Entry {
+    v: unknown;
+    key: PropertyKey | undefined;
+    up: Entry | undefined;
+  }
+  const pathOf = (e: Entry | undefined, last?: PropertyKey): PropertyKey[] => {
+    const path: PropertyKey[] = last === undefined ? [] : [last];
+    for (let at = e; at?.up; at = at.up) path.push(at.key!);
+    return path.reverse();
+  };
+  const stack: Entry[] = [{ v, key: undefined, up: undefined }];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    const x = e.v;
+    if (typeof x === 'string') {
+      if (x.includes('\u0000')) return pathOf(e);
+    } else if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push({ v: x[i], key: i, up: e });
+    } else if (x !== null && typeof x === 'object' && !(x instanceof Date)) {
+      const entries = Object.entries(x);
+      for (const [k] of entries) if (k.includes('\u0000')) return pathOf(e, k);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ v: entries[i]![1], key: entries[i]![0], up: e });
+    }
+  }
+  return null;
+}
