@@ -120,6 +120,19 @@ describe('POST /v1/sessions:batch', () => {
     expect(await rowsOf(archived.connectionId)).toEqual([]);
   });
 
+  it('a kWh past what the column holds is invalid_kwh on its own item, however large (1e21 has no plain decimal text)', async () => {
+    const { connectionId } = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
+    const res = await post([
+      { connection_id: connectionId, month: '2026-10', kwh: 1e21 },
+      { connection_id: connectionId, month: '2026-09', kwh: 1.7e308 },
+      { connection_id: connectionId, month: '2026-08', kwh: 1e12 },
+      { connection_id: connectionId, month: '2026-07', kwh: 1234.56 },
+    ]);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().results.map((x: { error?: string; status: string }) => x.error ?? x.status)).toEqual(['invalid_kwh', 'invalid_kwh', 'invalid_kwh', 'created']);
+    expect(await rowsOf(connectionId)).toEqual([{ month: '2026-07', kwh: '1234.56', source: 'cpo', status: 'delivered' }]);
+  });
+
   it('refuses 0 and 1,001 items with 400 invalid_request and stores nothing', async () => {
     const { connectionId } = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
     const items = Array.from({ length: 1001 }, () => ({ connection_id: connectionId, month: '2026-10', kwh: 1 }));

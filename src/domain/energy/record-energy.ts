@@ -52,6 +52,8 @@ const MAX_KWH_UNITS = 99_999_999_999_999n;
 /** kWh input → units of 0.01 kWh, or null when it is not a finite number ≥ 0. */
 export function parseKwh(kwh: unknown): bigint | null {
   if (typeof kwh !== 'number' || !Number.isFinite(kwh) || kwh < 0) return null;
+  // past what the column holds before converting: from 1e21 on a number has no plain decimal text to convert
+  if (kwh >= 1e12) return null;
   const units = toDec(kwh, 2);
   return units > MAX_KWH_UNITS ? null : units;
 }
