@@ -1,7 +1,7 @@
 // buildApp(deps) returns a fastify instance and never listens (ARCHITECTURE.md): main.ts listens, tests inject.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import Fastify, { type FastifyError } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import formbody from '@fastify/formbody';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError, serializerCompiler } from 'fastify-type-provider-zod';
 import type { Deps } from '../deps.ts';
@@ -69,6 +69,15 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
       return typeof h === 'string' && /^[\w.:@-]{1,128}$/.test(h) ? h : crypto.randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: false },
+    // what fails before any route runs, answered in the documented shape rather than fastify's own {error, code,
+    // message, statusCode}: a path whose percent-encoding does not decode (`%zz`, bytes that are not UTF-8), a path
+    // parameter longer than the router takes (100 characters)
+    frameworkErrors: (error, req, reply: FastifyReply) => {
+      reply.header('x-request-id', req.id); // no route's hooks run for these
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.code(414).send({ error: 'uri_too_long', detail: 'A path parameter is longer than 100 characters.' });
+      const detail = error.code === 'FST_ERR_BAD_URL' ? 'The URL path is not valid percent-encoded UTF-8.' : 'The request could not be routed.';
+      return reply.code(400).send({ error: 'invalid_request', detail });
+    },
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
   applyServerBounds(app.server, deps.config, deps.metrics);

@@ -56,6 +56,19 @@ describe('errors and logs', () => {
     expect(res.json()).toEqual({ error: 'not_found', detail: 'No route GET /nothing/here' });
   });
 
+  it('a path the router cannot take is answered in the {error, detail} shape too', async () => {
+    const admin = bearer(svc.config.ADMIN_TOKEN!);
+    for (const url of ['/admin/partners/%zz/api-keys', '/admin/partners/%ED%A0%80/api-keys']) {
+      const res = await svc.app.inject({ method: 'POST', url, headers: admin });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_request', detail: 'The URL path is not valid percent-encoded UTF-8.' });
+    }
+    const long = await svc.app.inject({ method: 'POST', url: `/admin/partners/${'x'.repeat(101)}/api-keys`, headers: admin });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: 'uri_too_long', detail: 'A path parameter is longer than 100 characters.' });
+    expect(long.headers['x-request-id']).toBeTruthy();
+  });
+
   it('a schema violation: 400 invalid_request naming the field', async () => {
     const res = await svc.app.inject({ method: 'POST', url: '/admin/users', headers: bearer(svc.config.ADMIN_TOKEN!), payload: { email: 'not-an-email' } });
     expect(res.statusCode).toBe(400);

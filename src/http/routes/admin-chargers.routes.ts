@@ -153,7 +153,7 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         summary:
           'Run a quarantined message through the gateway again after its cause was fixed (C4.11); the outcome is recorded on the row. Idempotent: an applied message is not applied twice',
         params: z.object({ charger_id: z.string(), id: z.string() }),
-        response: { 200: QuarantineItem, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: QuarantineItem, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
       },
     },
     async (req) => {

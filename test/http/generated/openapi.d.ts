@@ -2905,6 +2905,22 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": {
+                        /** @description the error code (or, for the auth layer, the message) a client can switch on */
+                        error: string;
+                        /** @description a sentence for people; never parse it */
+                        detail?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description unknown or tampered link (nothing recorded) */
             404: {
                 headers: {
@@ -3849,6 +3865,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
@@ -4699,6 +4724,15 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description text/html page */
             404: {
                 headers: {
@@ -4861,6 +4895,15 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description text/html page */
             404: {
                 headers: {
@@ -4903,6 +4946,15 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description text/html page */
