@@ -1,0 +1,128 @@
+// Every documented operation, field by field: each request-body example of /openapi.json sent with one field (or the
+// body itself) replaced by a hostile value, and each documented query and path parameter given hostile text, with
+// the operation's own credential, as a CPO engineer's generated client or a careless integration would send them.
+// No answer may be a 5xx, every answer's status must be one the operation documents, and every JSON error has the
+// {error, detail} shape. Found this way: a kWh of 1e21 in POST /v1/sessions:batch failed the whole batch with a 500.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+/** Values no field expects: control characters, sizes, number edges, wrong types, prototype names. */
+const HOSTILE_VALUES: unknown[] = ['a\u0000b', '', ' ', 'x'.repeat(5000), '\ud800', '🔌', -1, 0, 1e21, 1.7e308, 2.5, 2 ** 63, null, true, [], {}, ['x'], { a: 1 }, '2026-13-45', '-1', '1e999', '__proto__'];
+/** The same as URL text (percent-encoded where a URL needs it). */
+const HOSTILE_TEXT = ['a%00b', '', '%20', 'x'.repeat(1000), '%ED%A0%80', '%F0%9F%94%8C', '-1', '0', '1e21', '2.5', '9223372036854775808', 'null', 'true', '%5B%5D', '2026-13-45', '2026-02-30', '1e999', '__proto__', '%zz', 'NaN'];
+/** Answers from the server's own bounds, the same for every route (C1.5 limits, C4.12 URL length). */
+const SERVER_WIDE = new Set([414, 429]);
+
+function operations(doc: Json): Array<{ method: string; path: string; op: Json }> {
+  return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ method, path, op: op as Json })),
+  );
+}
+
+/** The paths of a value's fields (the value itself first), at most two items of each array. */
+function fieldPaths(v: unknown, at: Array<string | number> = []): Array<Array<string | number>> {
+  if (Array.isArray(v)) return [at, ...v.slice(0, 2).flatMap((x, i) => fieldPaths(x, [...at, i]))];
+  if (v && typeof v === 'object') return [at, ...Object.entries(v).flatMap(([k, x]) => fieldPaths(x, [...at, k]))];
+  return [at];
+}
+
+function withField(v: unknown, at: Array<string | number>, x: unknown): unknown {
+  if (at.length === 0) return x;
+  const copy = structuredClone(v) as Json;
+  let o = copy;
+  for (const k of at.slice(0, -1)) o = o[k];
+  o[at[at.length - 1]!] = x;
+  return copy;
+}
+
+describe('hostile values in every documented field', () => {
+  let svc: TestService;
+  let doc: Json;
+  let credential: Record<string, string>;
+  let ids: Record<string, string>;
+  const ANY_ID = '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31';
+
+  beforeAll(async () => {
+    svc = await createTestService({ seed: true });
+    const demo = svc.demo!;
+    doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json() as Json;
+    const token = await svc.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      payload: { grant_type: 'client_credentials', client_id: demo.partner.cpo_client.client_id, client_secret: demo.partner.cpo_client.client_secret },
+    });
+    credential = { cpoToken: token.json().access_token, partnerKey: demo.partner.api_key, personalToken: demo.user.token, adminToken: TEST_ADMIN_TOKEN };
+    // path parameters that name the demo's own records, so a request gets past its lookup
+    ids = { partner_id: demo.partner.partner_id, charger_id: demo.charger.charger_id, user_id: demo.user.user_id };
+  });
+  afterAll(() => svc?.close());
+
+  /** Sends one request as the operation's credential; returns what is wrong with its answer, or null. */
+  async function judge(method: string, op: Json, url: string, body: string | undefined, what: string): Promise<string | null> {
+    const scheme = Object.keys(op.security?.[0] ?? {})[0];
+    const res = await svc.app.inject({
+      method: method.toUpperCase() as 'GET',
+      url,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(scheme ? { authorization: `Bearer ${credential[scheme]}` } : {}) },
+      ...(body === undefined ? {} : { payload: body }),
+    });
+    const where = `${method.toUpperCase()} ${url.slice(0, 120)} ${what}`;
+    if (res.statusCode >= 500) return `${where} → ${res.statusCode} ${res.body.slice(0, 200)}`;
+    if (!op.responses?.[String(res.statusCode)] && !SERVER_WIDE.has(res.statusCode)) return `${where} → ${res.statusCode}, not documented`;
+    if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('application/json')) {
+      // {error, detail}, with the fields the interface adds to some: how long to wait (429), the scope missing
+      // (403), consent_required's message
+      const b = res.json() as Json;
+      const extra = Object.keys(b).filter((k) => !['error', 'detail', 'retry_after_seconds', 'required_scope', 'message'].includes(k));
+      if (typeof b.error !== 'string' || (b.detail !== undefined && typeof b.detail !== 'string') || extra.length > 0) {
+        return `${where} → ${res.statusCode} ${res.body.slice(0, 200)}, not {error, detail}`;
+      }
+    }
+    return null;
+  }
+
+  it('in request bodies: each field of each example replaced in turn', { timeout: 120_000 }, async () => {
+    const wrong: string[] = [];
+    let sent = 0;
+    for (const { method, path, op } of operations(doc)) {
+      const media = op.requestBody?.content?.['application/json'];
+      if (!media || !('example' in media)) continue;
+      const url = path.replace(/\{([^}]+)\}/g, (_, n: string) => ids[n] ?? ANY_ID);
+      for (const at of fieldPaths(media.example)) {
+        for (const value of HOSTILE_VALUES) {
+          const w = await judge(method, op, url, JSON.stringify(withField(media.example, at, value)), `${at.join('.') || '(body)'} = ${JSON.stringify(value).slice(0, 30)}`);
+          if (w) wrong.push(w);
+          sent++;
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(sent).toBeGreaterThan(1000); // not vacuous: dozens of operations' examples, field by field
+  });
+
+  it('in query and path parameters: each documented parameter in turn', { timeout: 120_000 }, async () => {
+    const wrong: string[] = [];
+    let sent = 0;
+    for (const { method, path, op } of operations(doc)) {
+      const media = op.requestBody?.content?.['application/json'];
+      const body = media && 'example' in media ? JSON.stringify(media.example) : undefined;
+      for (const p of (op.parameters ?? []) as Json[]) {
+        if (p.in !== 'query' && p.in !== 'path') continue;
+        for (const text of HOSTILE_TEXT) {
+          let url = path.replace(/\{([^}]+)\}/g, (_, n: string) => (p.in === 'path' && n === p.name ? text : (ids[n] ?? ANY_ID)));
+          if (p.in === 'query') url += `?${p.name}=${text}`;
+          const w = await judge(method, op, url, body, `${p.in} ${p.name}`);
+          if (w) wrong.push(w);
+          sent++;
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(sent).toBeGreaterThan(500);
+  });
+});
