@@ -92,6 +92,9 @@ function errorShape(res: RawResponse): string | null {
   if (typeof b?.error !== 'string') return `${res.status} without a string "error": ${res.body.slice(0, 200)}`;
   if (b.detail !== undefined && typeof b.detail !== 'string') return `${res.status} with a non-string "detail": ${res.body.slice(0, 200)}`;
   if (res.status === 429 && typeof b.retry_after_seconds !== 'number') return `429 without retry_after_seconds: ${res.body.slice(0, 200)}`;
+  // nothing beyond what the interface adds to some errors (fastify's own {code, message, statusCode} passed before D84)
+  const extra = Object.keys(b).filter((k) => !['error', 'detail', 'retry_after_seconds', 'required_scope', 'message'].includes(k));
+  if (extra.length > 0) return `${res.status} with fields the interface does not have (${extra.join(', ')}): ${res.body.slice(0, 200)}`;
   return null;
 }
 
