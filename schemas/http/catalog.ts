@@ -1,5 +1,6 @@
 // GET /v1/catalog/chargers/resolve, GET /v1/catalog/chargers (spec §4.1), POST /admin/catalog/models (C1.6).
 import { z } from 'zod';
+import { INT4_MAX } from './common.ts';
 
 export const CatalogModelItem = z.object({ catalog_charger_id: z.uuid(), brand: z.string(), model: z.string() });
 
@@ -38,7 +39,7 @@ export const AdminCatalogModelBody = z.object({
   brand: z.string().trim().min(1),
   model: z.string().trim().min(1),
   mid_meter: z.boolean(),
-  max_power_w: z.number().int().positive().optional(),
+  max_power_w: z.number().int().positive().max(INT4_MAX).optional(),
   source: z.string().optional(),
   aliases: z
     .array(z.object({ vendor: z.string().trim().min(1), model: z.string().trim().min(1), match: z.enum(['exact', 'prefix', 'pattern']).default('exact') }))

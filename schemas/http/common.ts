@@ -36,3 +36,7 @@ function documented(typed: z.ZodType): Record<string, unknown> {
 /** A sample EAN that passes every check of the API: 18 digits, Dutch (871…), with a valid GS1 check digit. */
 export const EXAMPLE_EAN = '871685900012345674';
 export const EXAMPLE_UUID = '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31';
+
+/** The largest value of a PostgreSQL integer column: an integer input stored in one is bounded by it (a larger one
+ * failed the statement as a 500). */
+export const INT4_MAX = 2_147_483_647;

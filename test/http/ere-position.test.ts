@@ -188,6 +188,26 @@ describe('ERE ledger and GET /ere-position', () => {
     expect(res).toMatchObject({ allocatable_ere: 60.68, allocatable_kwh: 182.4 });
   });
 
+  it('a sale or allocation past what its column holds is 400 invalid_request, nothing stored (1e21 has no plain decimal text)', async () => {
+    const sale = (await post('/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 0.2 })).json();
+    const a = await anAccountWithConnection(svc.deps, { partnerId: (await aPartner(svc.deps)).partnerId });
+    const cases: Array<[string, object, string]> = [
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: 1e21, price_per_ere: 0.2 }, 'ere must be a decimal number'],
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: '1000000000000', price_per_ere: 0.2 }, 'ere must be under 1000000000000.00'],
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 1.7e308 }, 'price_per_ere must be a decimal number'],
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 10_000_000 }, 'price_per_ere must be under 10000000.000'],
+      [`/admin/ere/sales/${sale.sale_id}/allocations`, { account_id: a.accountId, ere: 1e21 }, 'ere must be a decimal number'],
+    ];
+    const before = await svc.deps.db.selectFrom('ere_sales').select(['id']).execute();
+    for (const [url, body, detail] of cases) {
+      const res = await post(url, body);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_request', detail });
+    }
+    expect(await svc.deps.db.selectFrom('ere_sales').select(['id']).execute()).toHaveLength(before.length);
+    expect(await svc.deps.db.selectFrom('ere_allocations').select(['id']).where('sale_id', '=', sale.sale_id).execute()).toEqual([]);
+  });
+
   it('refuses a year before 2026 or not a number with 400 invalid_request, and needs chargers:read', async () => {
     const user = await aUser(svc.deps);
     for (const q of ['year=2025', 'year=abc', 'year=2026.5']) {

@@ -10,9 +10,9 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 /** Values no field expects: control characters, sizes, number edges, wrong types, prototype names. */
-const HOSTILE_VALUES: unknown[] = ['a\u0000b', '', ' ', 'x'.repeat(5000), '\ud800', '🔌', -1, 0, 1e21, 1.7e308, 2.5, 2 ** 63, null, true, [], {}, ['x'], { a: 1 }, '2026-13-45', '-1', '1e999', '__proto__'];
+const HOSTILE_VALUES: unknown[] = ['a\u0000b', '', ' ', 'x'.repeat(5000), '\ud800', '🔌', -1, 0, 2 ** 31, 2 ** 53 - 1, 1e21, 1.7e308, 2.5, 2 ** 63, null, true, [], {}, ['x'], { a: 1 }, '2026-13-45', '-1', '1e999', '__proto__'];
 /** The same as URL text (percent-encoded where a URL needs it). */
-const HOSTILE_TEXT = ['a%00b', '', '%20', 'x'.repeat(1000), '%ED%A0%80', '%F0%9F%94%8C', '-1', '0', '1e21', '2.5', '9223372036854775808', 'null', 'true', '%5B%5D', '2026-13-45', '2026-02-30', '1e999', '__proto__', '%zz', 'NaN'];
+const HOSTILE_TEXT = ['a%00b', '', '%20', 'x'.repeat(1000), '%ED%A0%80', '%F0%9F%94%8C', '-1', '0', '2147483648', '9007199254740991', '1e21', '2.5', '9223372036854775808', 'null', 'true', '%5B%5D', '2026-13-45', '2026-02-30', '1e999', '__proto__', '%zz', 'NaN'];
 /** Answers from the server's own bounds, the same for every route (C1.5 limits, C4.12 URL length). */
 const SERVER_WIDE = new Set([414, 429]);
 
@@ -38,6 +38,41 @@ function withField(v: unknown, at: Array<string | number>, x: unknown): unknown 
   for (const k of at.slice(0, -1)) o = o[k];
   o[at[at.length - 1]!] = x;
   return copy;
+}
+
+/** The schema with every local $ref replaced by what it points to (the document has no cycles). */
+function deref(doc: Json, node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((n) => deref(doc, n));
+  if (!node || typeof node !== 'object') return node;
+  const ref = (node as Json).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) return deref(doc, ref.slice(2).split('/').reduce((o: Json, k) => o[k], doc));
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(doc, v)]));
+}
+
+/** A plausible value of a JSON schema, for bodies the document gives no example of (the admin API's). */
+function sampleOf(schema: Json | undefined): unknown {
+  if (!schema) return null;
+  if ('const' in schema) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  if (schema.examples?.length) return schema.examples[0];
+  const alt = schema.anyOf ?? schema.oneOf;
+  if (alt) return sampleOf(alt.find((x: Json) => x.type !== 'null') ?? alt[0]);
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'object':
+      return Object.fromEntries(Object.entries((schema.properties as Json) ?? {}).map(([k, v]) => [k, sampleOf(v as Json)]));
+    case 'array':
+      return [sampleOf(schema.items)];
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 1;
+    case 'boolean':
+      return true;
+    case 'string':
+      return ({ uuid: '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31', email: 'owner@ere-owner.nl', date: '2026-10-01', 'date-time': '2026-10-01T12:00:00Z' } as Json)[schema.format] ?? 'text';
+    default:
+      return null;
+  }
 }
 
 describe('hostile values in every documented field', () => {
@@ -91,11 +126,13 @@ describe('hostile values in every documented field', () => {
     let sent = 0;
     for (const { method, path, op } of operations(doc)) {
       const media = op.requestBody?.content?.['application/json'];
-      if (!media || !('example' in media)) continue;
+      if (!media) continue;
+      // the documented example, or (the admin API documents none) a body sampled from the schema
+      const base = 'example' in media ? media.example : sampleOf(deref(doc, media.schema) as Json);
       const url = path.replace(/\{([^}]+)\}/g, (_, n: string) => ids[n] ?? ANY_ID);
-      for (const at of fieldPaths(media.example)) {
+      for (const at of fieldPaths(base)) {
         for (const value of HOSTILE_VALUES) {
-          const w = await judge(method, op, url, JSON.stringify(withField(media.example, at, value)), `${at.join('.') || '(body)'} = ${JSON.stringify(value).slice(0, 30)}`);
+          const w = await judge(method, op, url, JSON.stringify(withField(base, at, value)), `${at.join('.') || '(body)'} = ${JSON.stringify(value).slice(0, 30)}`);
           if (w) wrong.push(w);
           sent++;
         }

@@ -11,11 +11,17 @@ import { netCents } from './amounts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function decimalInput(v: unknown, scale: number, field: string, opts: { positive: boolean }): bigint {
-  const ok = (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v.trim()));
+/**
+ * A decimal input for a numeric(`precision`, `scale`) column, in units of its last digit. Judged before any statement:
+ * a number from 1e21 on has no plain decimal text, and a value past the column's precision failed the insert as a 500.
+ */
+function decimalInput(v: unknown, scale: number, field: string, opts: { positive: boolean; precision: number }): bigint {
+  const ok = (typeof v === 'number' && Number.isFinite(v) && Math.abs(v) < 1e21) || (typeof v === 'string' && /^\d{1,40}(\.\d{1,40})?$/.test(v.trim()));
   if (!ok) throw new DomainError('invalid_request', `${field} must be a decimal number`);
   const units = toDec(v as string | number, scale);
   if (units < 0n || (opts.positive && units === 0n)) throw new DomainError('invalid_request', `${field} must be ${opts.positive ? '> 0' : '≥ 0'}`);
+  const limit = 10n ** BigInt(opts.precision);
+  if (units >= limit) throw new DomainError('invalid_request', `${field} must be under ${formatDec(limit, scale)}`);
   return units;
 }
 
@@ -36,8 +42,8 @@ export async function createSale(
   if (typeof input.quarter !== 'string' || !/^\d{4}-Q[1-4]$/.test(input.quarter)) {
     throw new DomainError('invalid_request', "quarter must look like '2026-Q3'");
   }
-  const ere = decimalInput(input.ere, 2, 'ere', { positive: true });
-  const price = decimalInput(input.price_per_ere, 3, 'price_per_ere', { positive: false });
+  const ere = decimalInput(input.ere, 2, 'ere', { positive: true, precision: 14 });
+  const price = decimalInput(input.price_per_ere, 3, 'price_per_ere', { positive: false, precision: 10 });
   const row = await deps.db
     .insertInto('ere_sales')
     .values({ quarter: input.quarter, ere: formatDec(ere, 2), price_per_ere: formatDec(price, 3), note: input.note ?? null, created_at: deps.clock() })
@@ -125,7 +131,7 @@ export async function registeredEreUnits(deps: Deps, accountId: string, year: nu
 
 /** Reserve registered, not yet allocated ERE of an account for a sale. */
 export async function allocateToSale(deps: Deps, saleId: string, input: { account_id: unknown; ere: unknown }): Promise<AllocationView> {
-  const ere = decimalInput(input.ere, 2, 'ere', { positive: true });
+  const ere = decimalInput(input.ere, 2, 'ere', { positive: true, precision: 14 });
   if (!UUID.test(saleId)) throw new DomainError('sale_not_found', `no sale ${saleId}`);
   if (typeof input.account_id !== 'string' || !UUID.test(input.account_id)) throw new DomainError('account_not_found', 'no such account');
   const accountId = input.account_id;

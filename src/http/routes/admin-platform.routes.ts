@@ -14,6 +14,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { runJobExclusive } from '../../jobs/scheduler.ts';
 import { allJobs, findJob } from '../../jobs/registry.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { INT4_MAX } from '../../../schemas/http/common.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() });
 const admin = { auth: { admin: true } } as const;
@@ -31,7 +32,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         body: z.object({
           name: z.string().trim().min(1).max(200),
           rolling_days: z.number().int().min(1).max(3650).optional(),
-          rolling_cap: z.number().int().min(0).optional(),
+          rolling_cap: z.number().int().min(0).max(INT4_MAX).optional(),
         }),
         response: { 201: z.object({ partner_id: z.uuid(), name: z.string() }), ...errors },
       },
