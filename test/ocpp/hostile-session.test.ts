@@ -191,4 +191,109 @@ describe.each(['ocpp1.6', 'ocpp2.0.1'] as const)('hostile values in live session
       expect(await state()).toEqual(before);
     }
   });
+
+  it('starts and stops with one field hostile, several chargers at once: answered, valid sessions ended, energy as recomputed', { timeout: 120_000 }, async () => {
+    const T0 = Math.floor(Date.now() / 1000) * 1000 - 4 * 3_600_000;
+    let step = 0;
+    const next = () => isoSeconds(T0 + ++step * 10_000);
+    let n = 0;
+    const start = (l: Live, at: string, tx: string): { action: string; payload: Record<string, unknown> } =>
+      p === 'ocpp1.6'
+        ? { action: 'StartTransaction', payload: { connectorId: 1, idTag: 'TAG', meterStart: 10_000, timestamp: at } }
+        : {
+            action: 'TransactionEvent',
+            payload: {
+              eventType: 'Started', timestamp: at, triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: tx },
+              evse: { id: 1, connectorId: 1 }, meterValue: [energyValue(p, at, 10_000, { context: 'Transaction.Begin' })],
+            },
+          };
+    const stop = (l: Live, at: string): { action: string; payload: Record<string, unknown> } =>
+      p === 'ocpp1.6'
+        ? { action: 'StopTransaction', payload: { transactionId: l.tx, idTag: 'TAG', meterStop: 10_300, timestamp: at, reason: 'Local', transactionData: [energyValue(p, at, 10_300)] } }
+        : {
+            action: 'TransactionEvent',
+            payload: {
+              eventType: 'Ended', timestamp: at, triggerReason: 'StopAuthorized', seqNo: l.seqNo++, transactionInfo: { transactionId: l.tx, stoppedReason: 'Local' },
+              evse: { id: 1, connectorId: 1 }, meterValue: [energyValue(p, at, 10_300, { context: 'Transaction.End' })],
+            },
+          };
+
+    const live: Live[] = [];
+    for (let i = 0; i < CHARGERS; i++) {
+      const ch = await anOcppCharger(svc, user);
+      live.push({ ch, cli: await connectCharger(svc, ch, p), tx: '', seqNo: 0, acked: [] });
+    }
+    const tmpl = { tx: 'T', seqNo: 0 } as Live;
+    const starts = fieldPaths(start(tmpl, next(), 'T').payload).flatMap((at) => HOSTILE.map((value) => ({ at, value })));
+    const stops = fieldPaths(stop(tmpl, next()).payload).flatMap((at) => HOSTILE.map((value) => ({ at, value })));
+    const rounds = Math.max(starts.length, stops.length);
+    const wrong: string[] = [];
+    const ended: Array<{ chargerId: string; tx: string }> = [];
+    const collect = (r: Array<string | null>) => wrong.push(...r.filter((x): x is string => x !== null));
+    try {
+      for (let k = 0; k < rounds; k += CHARGERS) {
+        const round = live.map((l, i) => ({ l, a: starts[(k + i) % starts.length]!, b: stops[(k + i) % stops.length]! }));
+        // a hostile start, then a valid one with its reading, then a hostile stop of that session, then a valid stop
+        const badAt = next();
+        collect(await Promise.all(round.map(({ l, a }) => {
+          const m = start(l, badAt, `H-${++n}-bad`);
+          return answered(l.cli, m.action, withField(m.payload, a.at, a.value), `${m.action} start ${a.at.join('.')} = ${JSON.stringify(a.value)?.slice(0, 30)}`);
+        })));
+        const at = next();
+        collect(await Promise.all(round.map(async ({ l }) => {
+          const m = start(l, at, `H-${++n}`);
+          try {
+            const res = (await l.cli.call(m.action, m.payload)) as { transactionId?: number };
+            l.tx = p === 'ocpp1.6' ? res.transactionId! : (m.payload.transactionInfo as { transactionId: string }).transactionId;
+            l.seqNo = 1;
+            return null;
+          } catch (err) {
+            return `valid start: ${(err as Error).message}`;
+          }
+        })));
+        const readAt = next();
+        collect(await Promise.all(round.map(({ l }) => {
+          const m = periodic(p, l, readAt, 10_200);
+          return answered(l.cli, m.action, m.payload, 'valid reading').then((w) => (w === null ? (l.acked.push([readAt, 10_200]), null) : w));
+        })));
+        const stopAt = next();
+        collect(await Promise.all(round.map(({ l, b }) => {
+          const m = stop(l, stopAt);
+          return answered(l.cli, m.action, withField(m.payload, b.at, b.value), `${m.action} stop ${b.at.join('.')} = ${JSON.stringify(b.value)?.slice(0, 30)}`);
+        })));
+        const validStopAt = next();
+        collect(await Promise.all(round.map(({ l }) => {
+          const m = stop(l, validStopAt);
+          ended.push({ chargerId: l.ch.chargerId, tx: String(l.tx) });
+          return answered(l.cli, m.action, m.payload, 'valid stop');
+        })));
+      }
+      for (const l of live) collect([await answered(l.cli, 'Heartbeat', {}, 'Heartbeat after the run')]);
+    } finally {
+      await Promise.all(live.map((l) => l.cli.close()));
+    }
+    expect(wrong).toEqual([]);
+    expect(errors.map((e) => `${String(e.msg)} ${JSON.stringify(e.err ?? '')}`.slice(0, 300))).toEqual([]);
+
+    // every session the valid starts made is ended, every valid reading acknowledged is stored
+    for (const { chargerId, tx } of ended) {
+      const s = await svc.deps.db.selectFrom('charging_sessions').select(['status']).where('charger_id', '=', chargerId).where('transaction_id', '=', tx).executeTakeFirstOrThrow();
+      expect(s.status, `${chargerId} ${tx}`).toBe('completed');
+    }
+    for (const l of live) {
+      const stored = await svc.deps.db.selectFrom('meter_readings').select(['measured_at', 'wh']).where('charger_id', '=', l.ch.chargerId).execute();
+      const have = new Set(stored.map((r) => `${r.measured_at.toISOString()} ${r.wh}`));
+      expect(l.acked.filter(([at, w]) => !have.has(`${new Date(at).toISOString()} ${w}`))).toEqual([]);
+    }
+    // and every session of these chargers, the hostile starts' too, holds what the full recompute makes of its readings
+    const sessions = await svc.deps.db.selectFrom('charging_sessions').select(['id', 'charger_id']).where('charger_id', 'in', live.map((l) => l.ch.chargerId)).execute();
+    expect(sessions.length).toBeGreaterThanOrEqual(ended.length);
+    const state = (id: string) =>
+      svc.deps.db.selectFrom('charging_sessions').select(['energy_wh', 'held_wh', 'last_meter_wh', 'last_reading_at', 'review_status', 'status', 'meter_stop_wh']).where('id', '=', id).executeTakeFirstOrThrow();
+    for (const s of sessions) {
+      const before = await state(s.id);
+      await recomputeSession(svc.deps.db, s.id, await maxPowerW(svc.deps.db, s.charger_id, svc.deps.config.OCPP_MAX_POWER_W));
+      expect(await state(s.id), s.id).toEqual(before);
+    }
+  });
 });
