@@ -5,6 +5,8 @@
 // {error, detail} shape. Found this way: a kWh of 1e21 in POST /v1/sessions:batch failed the whole batch with a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
+import { aPartner, bearer } from '../helpers/factories.ts';
+import { anAccount, anEan } from '../helpers/onboarding-factories.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -98,12 +100,12 @@ describe('hostile values in every documented field', () => {
   afterAll(() => svc?.close());
 
   /** Sends one request as the operation's credential; returns what is wrong with its answer, or null. */
-  async function judge(method: string, op: Json, url: string, body: string | undefined, what: string): Promise<string | null> {
+  async function judge(method: string, op: Json, url: string, body: string | undefined, what: string, type = 'application/json'): Promise<string | null> {
     const scheme = Object.keys(op.security?.[0] ?? {})[0];
     const res = await svc.app.inject({
       method: method.toUpperCase() as 'GET',
       url,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(scheme ? { authorization: `Bearer ${credential[scheme]}` } : {}) },
+      headers: { ...(body === undefined ? {} : { 'content-type': type }), ...(scheme ? { authorization: `Bearer ${credential[scheme]}` } : {}) },
       ...(body === undefined ? {} : { payload: body }),
     });
     const where = `${method.toUpperCase()} ${url.slice(0, 120)} ${what}`;
@@ -161,5 +163,61 @@ describe('hostile values in every documented field', () => {
     }
     expect(wrong).toEqual([]);
     expect(sent).toBeGreaterThan(500);
+  });
+
+  it('in the pages’ forms, each on a live link of its own: the claim page and the signing page', { timeout: 120_000 }, async () => {
+    // what a person can type into a form field, or a script post to it
+    const FORM_VALUES = ['a\u0000b', '', 'x'.repeat(5000), '\ud800', '-1', '1e21', '9'.repeat(40), '__proto__', '<script>alert(1)</script>'];
+    const encodings: Array<[string, (b: Record<string, string>) => string]> = [
+      ['application/x-www-form-urlencoded', (b) => new URLSearchParams(b).toString()],
+      ['application/json', (b) => JSON.stringify(b)],
+    ];
+    const wrong: string[] = [];
+    let sent = 0;
+
+    // a partner of its own: the tests above minted the demo partner a new key (and so revoked the one it had)
+    const partner = await aPartner(svc.deps);
+    // the claim page: one draft per request (a claimed draft answers 410), half of them with an address
+    const claimFields = ['street', 'city', 'ean', 'postal_code', 'house_number', 'house_number_addition', 'locale', 'extra'];
+    const n = claimFields.length * FORM_VALUES.length * encodings.length;
+    const upload = await svc.app.inject({
+      method: 'POST',
+      url: '/partner/customers',
+      headers: bearer(partner.apiKey),
+      payload: { consent: true, send_invite: false, customers: Array.from({ length: n }, (_, i) => ({ name: `Klant ${i}`, email: `hostile-claim-${i}@ere-owner.nl`, ...(i % 2 ? { postal_code: '3511AB', house_number: '12' } : {}) })) },
+    });
+    expect(upload.statusCode, upload.body.slice(0, 300)).toBe(200);
+    const links = (upload.json().claim_urls as Array<{ claim_url: string }>).map((c) => new URL(c.claim_url).pathname);
+    expect(links).toHaveLength(n);
+    const claimOp = doc.paths['/claim/{token}'].post;
+    for (const field of claimFields) {
+      for (const value of FORM_VALUES) {
+        for (const [type, encode] of encodings) {
+          const body = { street: 'Oudegracht', city: 'Utrecht', ean: anEan(), postal_code: '3511AB', house_number: '12', locale: 'nl', [field]: value };
+          const w = await judge('post', claimOp, links[sent++]!, encode(body), `${field} = ${JSON.stringify(value).slice(0, 30)} (${type})`, type);
+          if (w) wrong.push(w);
+        }
+      }
+    }
+
+    // the signing page: a link of its own per request, signed with the clause the page showed
+    const signOp = doc.paths['/mandates/{token}'].post;
+    for (const field of ['full_name', 'consent', 'clause_sha256', 'locale', 'extra']) {
+      for (const value of FORM_VALUES) {
+        for (const [type, encode] of encodings) {
+          const account = await anAccount(svc, partner);
+          const link = await svc.app.inject({ method: 'POST', url: '/v1/mandate-links', headers: bearer(await partner.cpoToken()), payload: { connection_id: account.connection_id } });
+          const url = new URL(link.json().url as string).pathname;
+          const clause = /name="clause_sha256" value="([0-9a-f]+)"/.exec((await svc.app.inject({ method: 'GET', url })).body)?.[1];
+          expect(clause).toBeTruthy();
+          const body = { full_name: 'Jan de Vries', consent: 'on', clause_sha256: clause!, [field]: value };
+          const w = await judge('post', signOp, url, encode(body), `${field} = ${JSON.stringify(value).slice(0, 30)} (${type})`, type);
+          if (w) wrong.push(w);
+          sent++;
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(sent).toBe(n + 5 * FORM_VALUES.length * encodings.length);
   });
 });
