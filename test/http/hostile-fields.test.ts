@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { aPartner, bearer } from '../helpers/factories.ts';
 import { anAccount, anEan } from '../helpers/onboarding-factories.ts';
+import { fieldPaths, withField } from '../helpers/field-mutations.ts';
+import { deref, type Json, operations } from '../helpers/openapi-doc.ts';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 /** Values no field expects: control characters, sizes, number edges, wrong types, prototype names. */
 const HOSTILE_VALUES: unknown[] = ['a\u0000b', '', ' ', 'x'.repeat(5000), '\ud800', '🔌', -1, 0, 2 ** 31, 2 ** 53 - 1, 1e21, 1.7e308, 2.5, 2 ** 63, null, true, [], {}, ['x'], { a: 1 }, '2026-13-45', '-1', '1e999', '__proto__'];
@@ -17,39 +17,6 @@ const HOSTILE_VALUES: unknown[] = ['a\u0000b', '', ' ', 'x'.repeat(5000), '\ud80
 const HOSTILE_TEXT = ['a%00b', '', '%20', 'x'.repeat(1000), '%ED%A0%80', '%F0%9F%94%8C', '-1', '0', '2147483648', '9007199254740991', '1e21', '2.5', '9223372036854775808', 'null', 'true', '%5B%5D', '2026-13-45', '2026-02-30', '1e999', '__proto__', '%zz', 'NaN'];
 /** Answers from the server's own bounds, the same for every route (C1.5 limits, C4.12 URL length). */
 const SERVER_WIDE = new Set([414, 429]);
-
-function operations(doc: Json): Array<{ method: string; path: string; op: Json }> {
-  return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
-    Object.entries(item as Json)
-      .filter(([m]) => METHODS.includes(m))
-      .map(([method, op]) => ({ method, path, op: op as Json })),
-  );
-}
-
-/** The paths of a value's fields (the value itself first), at most two items of each array. */
-function fieldPaths(v: unknown, at: Array<string | number> = []): Array<Array<string | number>> {
-  if (Array.isArray(v)) return [at, ...v.slice(0, 2).flatMap((x, i) => fieldPaths(x, [...at, i]))];
-  if (v && typeof v === 'object') return [at, ...Object.entries(v).flatMap(([k, x]) => fieldPaths(x, [...at, k]))];
-  return [at];
-}
-
-function withField(v: unknown, at: Array<string | number>, x: unknown): unknown {
-  if (at.length === 0) return x;
-  const copy = structuredClone(v) as Json;
-  let o = copy;
-  for (const k of at.slice(0, -1)) o = o[k];
-  o[at[at.length - 1]!] = x;
-  return copy;
-}
-
-/** The schema with every local $ref replaced by what it points to (the document has no cycles). */
-function deref(doc: Json, node: unknown): unknown {
-  if (Array.isArray(node)) return node.map((n) => deref(doc, n));
-  if (!node || typeof node !== 'object') return node;
-  const ref = (node as Json).$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/')) return deref(doc, ref.slice(2).split('/').reduce((o: Json, k) => o[k], doc));
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(doc, v)]));
-}
 
 /** A plausible value of a JSON schema, for bodies the document gives no example of (the admin API's). */
 function sampleOf(schema: Json | undefined): unknown {
@@ -132,7 +99,7 @@ describe('hostile values in every documented field', () => {
       // the documented example, or (the admin API documents none) a body sampled from the schema
       const base = 'example' in media ? media.example : sampleOf(deref(doc, media.schema) as Json);
       const url = path.replace(/\{([^}]+)\}/g, (_, n: string) => ids[n] ?? ANY_ID);
-      for (const at of fieldPaths(base)) {
+      for (const at of fieldPaths(base, { root: true, items: 2 })) {
         for (const value of HOSTILE_VALUES) {
           const w = await judge(method, op, url, JSON.stringify(withField(base, at, value)), `${at.join('.') || '(body)'} = ${JSON.stringify(value).slice(0, 30)}`);
           if (w) wrong.push(w);

@@ -9,29 +9,7 @@ import addFormats from 'ajv-formats';
 import { registeredRoutes } from '../../src/http/app.ts';
 import { OPERATION_IDS, openApiPath, TAGS } from '../../src/http/openapi-operations.ts';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-
-function operations(doc: Json): Array<{ method: string; path: string; op: Json }> {
-  return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
-    Object.entries(item as Json)
-      .filter(([m]) => METHODS.includes(m))
-      .map(([method, op]) => ({ method, path, op: op as Json })),
-  );
-}
-
-/** The schema with every local $ref replaced by what it points to (the document has no cycles). */
-function deref(doc: Json, node: unknown): unknown {
-  if (Array.isArray(node)) return node.map((n) => deref(doc, n));
-  if (!node || typeof node !== 'object') return node;
-  const ref = (node as Json).$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/')) {
-    const target = ref.slice(2).split('/').reduce((o: Json, k) => o[k], doc);
-    return deref(doc, target);
-  }
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(doc, v)]));
-}
+import { deref, type Json, operations } from '../helpers/openapi-doc.ts';
 
 /** Every example of the document with the schema it belongs to. */
 function examples(doc: Json): Array<{ where: string; schema: unknown; value: unknown }> {
