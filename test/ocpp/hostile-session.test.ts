@@ -189,7 +189,7 @@ describe.each(['ocpp1.6', 'ocpp2.0.1'] as const)('hostile values in live session
             action: 'TransactionEvent',
             payload: {
               eventType: 'Started', timestamp: at, triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: tx },
-              evse: { id: 1, connectorId: 1 }, meterValue: [energyValue(p, at, 10_000, { context: 'Transaction.Begin' })],
+              evse: { id: 1, connectorId: 1 }, idToken: { idToken: 'TAG', type: 'ISO14443' }, meterValue: [energyValue(p, at, 10_000, { context: 'Transaction.Begin' })],
             },
           };
     const stop = (l: Live, at: string): { action: string; payload: Record<string, unknown> } =>
