@@ -11,6 +11,24 @@ import { nulPath } from '../lib/nul.ts';
 export const NUL_MESSAGE = 'must not contain a NUL character (U+0000)';
 const NAMED_DEPTH = 32;
 
+/**
+ * The paths of the arrays whose items the schema leaves to the domain (checkedByDomain items): such a list is judged
+ * item by item (POST /v1/sessions:batch, C2.4: one bad item never fails the others), so a NUL in an item is that
+ * item's rejection, not the request's.
+ */
+function itemListsOf(schema: z.ZodType, at: string[] = []): string[][] {
+  const def = schema._zod.def as { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; element?: z.ZodType };
+  if (def.type === 'object') return Object.entries(def.shape!).flatMap(([k, v]) => itemListsOf(v, [...at, k]));
+  if (def.innerType) return itemListsOf(def.innerType, at); // optional, nullable, default, catch, readonly
+  if (def.type === 'array' && anyValue(def.element!)) return [at];
+  return [];
+}
+
+const anyValue = (schema: z.ZodType): boolean => {
+  const def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  return def.type === 'unknown' || def.type === 'any' || (def.innerType !== undefined && anyValue(def.innerType));
+};
+
 /** fastify-type-provider-zod's validator compiler, each request schema refusing NUL (see above). */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = (route) => {
   const { schema, httpPart } = route;
@@ -19,8 +37,9 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = (route) => {
   if (!(schema instanceof z.ZodType) || (httpPart !== 'body' && httpPart !== 'querystring')) {
     return zodValidatorCompiler(route as Parameters<typeof zodValidatorCompiler>[0]);
   }
+  const items = itemListsOf(schema);
   const refused = schema.superRefine((value, ctx) => {
-    const at = nulPath(value);
+    const at = nulPath(value, items);
     // the field named in the error, to a readable depth
     if (at) ctx.addIssue({ code: 'custom', path: at.length > NAMED_DEPTH ? [...at.slice(0, NAMED_DEPTH), '…'] : at, message: NUL_MESSAGE, input: value });
   });

@@ -4,31 +4,39 @@
 /**
  * The path of the first string or object key in `v` holding U+0000, or null. Walked with a stack of its own, not by
  * recursion: a body may nest as deep as its size allows (a fuzz case nested 100,000 objects), and each entry knows
- * only its parent, so the path is built once, for a hit.
+ * only its parent, so the path is built once, for a hit. The values at the paths in `skip` are not looked into.
  */
-export function nulPath(v: unknown): PropertyKey[] | null {
+export function nulPath(v: unknown, skip: ReadonlyArray<readonly PropertyKey[]> = []): PropertyKey[] | null {
   interface Entry {
     v: unknown;
     key: PropertyKey | undefined;
     up: Entry | undefined;
+    depth: number;
   }
+  const skipDepth = Math.max(0, ...skip.map((p) => p.length));
+  const skipped = (e: Entry): boolean => {
+    if (e.depth > skipDepth) return false;
+    const at = pathOf(e);
+    return skip.some((p) => p.length === at.length && p.every((k, i) => k === at[i]));
+  };
   const pathOf = (e: Entry | undefined, last?: PropertyKey): PropertyKey[] => {
     const path: PropertyKey[] = last === undefined ? [] : [last];
     for (let at = e; at?.up; at = at.up) path.push(at.key!);
     return path.reverse();
   };
-  const stack: Entry[] = [{ v, key: undefined, up: undefined }];
+  const stack: Entry[] = [{ v, key: undefined, up: undefined, depth: 0 }];
   while (stack.length > 0) {
     const e = stack.pop()!;
+    if (skip.length > 0 && skipped(e)) continue;
     const x = e.v;
     if (typeof x === 'string') {
       if (x.includes('\u0000')) return pathOf(e);
     } else if (Array.isArray(x)) {
-      for (let i = x.length - 1; i >= 0; i--) stack.push({ v: x[i], key: i, up: e });
+      for (let i = x.length - 1; i >= 0; i--) stack.push({ v: x[i], key: i, up: e, depth: e.depth + 1 });
     } else if (x !== null && typeof x === 'object' && !(x instanceof Date)) {
       const entries = Object.entries(x);
       for (const [k] of entries) if (k.includes('\u0000')) return pathOf(e, k);
-      for (let i = entries.length - 1; i >= 0; i--) stack.push({ v: entries[i]![1], key: entries[i]![0], up: e });
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ v: entries[i]![1], key: entries[i]![0], up: e, depth: e.depth + 1 });
     }
   }
   return null;

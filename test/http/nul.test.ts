@@ -78,5 +78,8 @@ describe('a NUL character in a request', () => {
     expect(nulPath({ a: [1, 'x', { b: 'y\u0000' }] })).toEqual(['a', 2, 'b']);
     expect(nulPath({ ok: 'yes', ['k\u0000']: 1 })).toEqual(['k\u0000']);
     expect(nulPath({ a: ['x', new Date(0), null, 3] })).toBeNull();
+    // a list the domain judges item by item is not looked into; the rest of the body is
+    expect(nulPath({ items: [{ ref: 'a\u0000' }], b: 'x' }, [['items']])).toBeNull();
+    expect(nulPath({ items: [{ ref: 'a\u0000' }], b: 'x\u0000' }, [['items']])).toEqual(['b']);
   });
 });

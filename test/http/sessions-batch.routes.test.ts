@@ -133,6 +133,19 @@ describe('POST /v1/sessions:batch', () => {
     expect(await rowsOf(connectionId)).toEqual([{ month: '2026-07', kwh: '1234.56', source: 'cpo', status: 'delivered' }]);
   });
 
+  it('a NUL in an item is that item’s rejection, never the batch’s (one bad item never fails the others)', async () => {
+    const { connectionId } = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, cpoExternalRef: 'NUL-OK-1' });
+    const res = await post([
+      { cpo_external_ref: 'NUL-OK-1\u0000', month: '2026-10', kwh: 1 },
+      { connection_id: `${connectionId}\u0000`, month: '2026-10', kwh: 1 },
+      { connection_id: connectionId, month: '2026-10\u0000', kwh: 1 },
+      { cpo_external_ref: 'NUL-OK-1', month: '2026-09', kwh: 2, ['note\u0000']: 'x' },
+    ]);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().results.map((x: { error?: string; status: string }) => x.error ?? x.status)).toEqual(['connection_not_found', 'connection_not_found', 'invalid_month', 'created']);
+    expect(await rowsOf(connectionId)).toEqual([{ month: '2026-09', kwh: '2.00', source: 'cpo', status: 'delivered' }]);
+  });
+
   it('refuses 0 and 1,001 items with 400 invalid_request and stores nothing', async () => {
     const { connectionId } = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
     const items = Array.from({ length: 1001 }, () => ({ connection_id: connectionId, month: '2026-10', kwh: 1 }));

@@ -37,7 +37,7 @@ const refOf = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim
  */
 async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record<string, unknown>>): Promise<Target[]> {
   const connIds = [...new Set(items.map((i) => i.connection_id).filter(isUuid))];
-  const refs = [...new Set(items.filter((i) => i.connection_id == null && i.account_id == null).map((i) => refOf(i.cpo_external_ref)).filter((r): r is string => r !== null))];
+  const refs = [...new Set(items.filter((i) => i.connection_id == null && i.account_id == null).map((i) => refOf(i.cpo_external_ref)).filter((r): r is string => r !== null && !r.includes('\u0000')))]; // a NUL names nothing (and PostgreSQL's text cannot hold it)
   const byId = new Map(
     connIds.length === 0
       ? []
