@@ -33,6 +33,9 @@ function documented(typed: z.ZodType): Record<string, unknown> {
   return json;
 }
 
+/** A page's 400: its link's path does not decode, answered before any route runs (JSON, not the page). */
+export const BadLinkBody = ErrorBody.describe('the link is not valid percent-encoded UTF-8 (JSON, {error, detail})');
+
 /** A sample EAN that passes every check of the API: 18 digits, Dutch (871…), with a valid GS1 check digit. */
 export const EXAMPLE_EAN = '871685900012345674';
 export const EXAMPLE_UUID = '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31';

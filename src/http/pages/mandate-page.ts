@@ -7,7 +7,7 @@ import type { RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 import { sendPage } from './send-page.ts';
 import { operatorOf, type OperatorIdentity } from '../../lib/operator.ts';
-import { ErrorBody } from '../../../schemas/http/common.ts';
+import { BadLinkBody } from '../../../schemas/http/common.ts';
 
 const Html = z.string();
 const pageResponses = {
@@ -73,7 +73,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
         params: z.object({ token: z.string() }),
         querystring: LocaleQuery,
         produces: ['text/html'],
-        response: { ...pageResponses, 400: ErrorBody.describe('the link is not valid percent-encoded UTF-8 (JSON, {error, detail})') },
+        response: { ...pageResponses, 400: BadLinkBody },
       },
     },
     async (req, reply) => {

@@ -17,7 +17,7 @@ import {
   type Locale,
 } from '../pages/claim-html.ts';
 import type { RouteRegistrar } from '../types.ts';
-import { ErrorBody } from '../../../schemas/http/common.ts';
+import { BadLinkBody } from '../../../schemas/http/common.ts';
 import { sendPage } from '../pages/send-page.ts';
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
@@ -26,8 +26,6 @@ const html = {
   description: 'text/html page',
   content: { 'text/html': { schema: z.string() } },
 };
-/** a link whose path does not decode (not a page: the server's answer before any route runs) */
-const badLink = ErrorBody.describe('the link is not valid percent-encoded UTF-8 (JSON, {error, detail})');
 
 const send = sendPage;
 
@@ -49,7 +47,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
         summary: 'The claim page of a partner draft (HTML; nl, en with ?locale=en; 404 unknown link, 410 already claimed)',
         params: Params,
         querystring: LocaleQuery,
-        response: { 200: html, 400: badLink, 404: html, 410: html },
+        response: { 200: html, 400: BadLinkBody, 404: html, 410: html },
       },
     },
     async (req, reply) => {
@@ -126,7 +124,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     summary,
     params: Params,
     querystring: LocaleQuery,
-    response: { 200: html, 400: badLink, 404: html },
+    response: { 200: html, 400: BadLinkBody, 404: html },
   });
 
   app.get(
