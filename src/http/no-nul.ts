@@ -8,7 +8,7 @@ import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider
 import { z } from 'zod';
 import { nulPath } from '../lib/nul.ts';
 
-export const NUL_MESSAGE = 'must not contain a NUL character (U+0000)';
+const NUL_MESSAGE = 'must not contain a NUL character (U+0000)';
 const NAMED_DEPTH = 32;
 
 /**
