@@ -3,6 +3,7 @@
 // C4.10: every number is bounded before arithmetic, and a string that would be stored may not hold U+0000.
 import type { AsidePart } from '../domain/charging/events.ts';
 import { divRound, parseBoundedDec } from '../lib/decimal.ts';
+import { canonicalUtcMs } from '../lib/time.ts';
 
 export class Unusable extends Error {}
 
@@ -88,6 +89,11 @@ export class Reader {
 
   /** ISO 8601 timestamp; one without zone is read as UTC (counted). */
   time(v: unknown, what: string): Date {
+    if (typeof v === 'string') {
+      // the form nearly every charger sends, read without the general date parser (same instant)
+      const ms = canonicalUtcMs(v);
+      if (ms !== null) return new Date(ms);
+    }
     if (typeof v !== 'string' || !v.trim()) throw new Unusable(`${what} must be a timestamp`);
     let s = v.trim();
     if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) {
