@@ -7,7 +7,7 @@ import type { AsidePart, ChargerEvent } from '../domain/charging/events.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { type EventContext, handleChargerEvent, UnplaceableMessage } from '../domain/charging/handle-event.ts';
 import { isDomainError } from '../domain/errors.ts';
-import { dbErrorReason, isDataDbError, isTransientDbError, withTransientRetry } from '../db/transient.ts';
+import { dbErrorReason, isDataDbError, isTransientDbError, type RetryOptions, withTransientRetry } from '../db/transient.ts';
 import type { ActionAdapter } from './adapter.ts';
 import type { ConnectBatches } from './connect-batches.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
@@ -41,6 +41,18 @@ export interface ApplyOptions {
   connect?: ConnectBatches | undefined;
 }
 
+/** Logs each repeat of a message's transaction after a transient database error. */
+class RetryWarning implements RetryOptions {
+  constructor(
+    private readonly deps: Deps,
+    private readonly chargerId: string,
+  ) {}
+
+  onRetry(err: unknown, attempt: number): void {
+    this.deps.logger.warn({ chargerId: this.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying');
+  }
+}
+
 export async function applyMessage(
   deps: Deps,
   ctx: EventContext,
@@ -64,11 +76,12 @@ export async function applyMessage(
     // C4.11: the whole transaction is repeated on a transient error (handlers are idempotent by content)
     const pipeline = adapter.transactional ? opts.pipeline : undefined;
     const connect = opts.connect?.handles(event) ? opts.connect : undefined;
-    const run = () =>
-      pipeline ? pipeline.submit(ctx, event) : connect?.handles(event) ? connect.submit(ctx, event) : handleChargerEvent(deps, ctx, event);
-    const outcome = await withTransientRetry(run, {
-      onRetry: (err, attempt) => deps.logger.warn({ chargerId: ctx.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying'),
-    });
+    // an unnamed closure and a retry warning with a method: under `npm start` (tsx) every named closure made per
+    // message is also wrapped to keep its name
+    const outcome = await withTransientRetry(
+      () => (pipeline ? pipeline.submit(ctx, event) : connect?.handles(event) ? connect.submit(ctx, event) : handleChargerEvent(deps, ctx, event)),
+      new RetryWarning(deps, ctx.chargerId),
+    );
     // C7.1: committed; the push streams of every process re-read this charger's live view
     if (CHANGES_LIVE_VIEW.has(event.kind)) publishChargerChanges(deps, [ctx.chargerId]);
     return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };
