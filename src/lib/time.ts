@@ -22,7 +22,8 @@ const daysIn = (year: number, month: number) =>
  * field inside its calendar (a day that exists in its month, hours 00–23, no leap second, 1 to 9 fraction digits,
  * years 100–9999), as milliseconds since the epoch; null for any other text, which the caller gives to `new Date`.
  * Within that form it gives exactly what `new Date(s).getTime()` gives (fraction digits past the millisecond
- * dropped, as V8 does), without the general date parser, which is most of a MeterValues' reading time.
+ * dropped, as V8 does), without the general date parser: in a profile of the gateway under load that parser was the
+ * largest single part of reading a MeterValues.
  */
 export function canonicalUtcMs(s: string): number | null {
   const n = s.length;

@@ -3,18 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalUtcMs } from '../../src/lib/time.ts';
 import { Reader, Unusable } from '../../src/ocpp/tolerant.ts';
-
-/** a small deterministic generator (mulberry32), so a failure names its seed */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { Prng } from '../fuzz/prng.ts';
 
 const pad = (v: number, len: number) => String(v).padStart(len, '0');
 
@@ -53,8 +42,9 @@ describe('canonicalUtcMs', () => {
 
   it('agrees with the Date parser on 200,000 generated near-canonical strings (seeded)', () => {
     const seed = 20261128;
-    const r = rng(seed);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;
+    const g = new Prng(seed);
+    const r = () => g.next();
+    const pick = <T,>(xs: readonly T[]) => g.pick(xs);
     const field = (len: number, max: number) => (r() < 0.9 ? pad(Math.floor(r() * max), len) : pick(['', '0', '1x', '-1', '999', ' 1', '٣٣'.slice(0, len)]));
     let read = 0;
     for (let i = 0; i < 200_000; i++) {
