@@ -110,6 +110,31 @@ export function formatWal(w: WalDelta | null, units: number, unit: string): stri
   );
 }
 
+/** The update counters of one table of the gateway's database (pg_stat_user_tables) at one moment. */
+export interface TableSample {
+  at: number;
+  updates: number;
+  /** heap-only (HOT) updates: the new row version on the same page and no index entry written */
+  hot: number;
+}
+
+/** A table's updates between the first sample at or after `from` and the last one at or before `to`. */
+export function tableUpdatesBetween(samples: TableSample[], from: number, to: number): { updates: number; hot: number } | null {
+  const inside = samples.filter((s) => s.at >= from && s.at <= to);
+  if (inside.length < 2) return null;
+  const a = inside[0]!;
+  const b = inside[inside.length - 1]!;
+  return { updates: b.updates - a.updates, hot: b.hot - a.hot };
+}
+
+/** The updates of a window as one line for the report, per unit of work. */
+export function formatTableUpdates(t: { updates: number; hot: number } | null, units: number, unit: string): string {
+  if (!t) return 'not sampled';
+  const share = t.updates > 0 ? ((100 * t.hot) / t.updates).toFixed(1) : '0.0';
+  const per = units > 0 ? ` (${(t.updates / units).toFixed(2)} per ${unit})` : '';
+  return `${t.updates.toLocaleString('en')} updates${per}, ${t.hot.toLocaleString('en')} of them heap-only (${share} %)`;
+}
+
 /** The CPU of the PostgreSQL server's processes at one moment, by pid (clock ticks, user + system), from /proc. */
 export interface ServerCpuSample {
   at: number;
@@ -170,6 +195,8 @@ export class DbWaitSampler {
   readonly wal: WalSample[] = [];
   /** the PostgreSQL processes' CPU, when the server runs on this machine */
   readonly serverCpu: ServerCpuSample[] = [];
+  /** charging_sessions' update counters, read in the gateway's own database about once a second */
+  readonly sessionUpdates: TableSample[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
 
@@ -182,9 +209,23 @@ export class DbWaitSampler {
   async start(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: 'bench-db-waits' });
     await client.connect();
+    // pg_stat_user_tables is per database: a second connection to the gateway's (statistics reach it within a second)
+    const own = new URL(this.url);
+    own.pathname = `/${this.database}`;
+    const local = new pg.Client({ connectionString: own.toString(), application_name: 'bench-db-waits' });
+    await local.connect();
+    let tablesAt = 0;
     this.loop = (async () => {
       try {
         while (!this.stopped) {
+          if (Date.now() - tablesAt >= 1000) {
+            tablesAt = Date.now();
+            const t = await local.query<{ upd: string; hot: string }>(
+              `select n_tup_upd::text as upd, n_tup_hot_upd::text as hot from pg_stat_user_tables where relname = 'charging_sessions'`,
+            );
+            const r0 = t.rows[0];
+            if (r0) this.sessionUpdates.push({ at: Date.now(), updates: Number(r0.upd), hot: Number(r0.hot) });
+          }
           const r = await client.query<ActivityRow>(
             `select state, wait_event_type, wait_event,
                     extract(epoch from clock_timestamp() - query_start) * 1000 as query_ms,
@@ -212,6 +253,7 @@ export class DbWaitSampler {
         // the database was dropped under the sampler at the end of the run: what was sampled stands
       } finally {
         await client.end().catch(() => {});
+        await local.end().catch(() => {});
       }
     })();
   }

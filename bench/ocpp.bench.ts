@@ -19,7 +19,7 @@ import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { QUIRKS, type Quirk } from '../simulator/charge-point-types.ts';
 import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
-import { DbWaitSampler, formatWal, formatWaits, serverCpuBetween, summariseWaits, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
+import { DbWaitSampler, formatTableUpdates, formatWal, formatWaits, serverCpuBetween, summariseWaits, tableUpdatesBetween, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
 import { runBench } from './bench-service.ts';
@@ -130,6 +130,8 @@ interface TargetResult {
     workload: WaitSummary[];
     wal_steady: WalDelta | null;
     wal_workload: WalDelta | null;
+    /** charging_sessions' updates in the steady window and how many were heap-only (no index entry written) */
+    session_updates_steady: { updates: number; hot: number } | null;
     /** PostgreSQL's own CPU (its processes on this machine) per MeterValues in the steady window, µs; null when not seen */
     server_cpu_us_per_call_steady: number | null;
   } | null;
@@ -425,6 +427,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
           workload: summariseWaits(waits.samples, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity, OVER_MS),
           wal_steady: walBetween(waits.wal, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity),
           wal_workload: walBetween(waits.wal, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity),
+          session_updates_steady: tableUpdatesBetween(waits.sessionUpdates, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity),
           server_cpu_us_per_call_steady: perCall(serverCpuBetween(waits.serverCpu, windowAt.steadyStart ?? Infinity, windowAt.steadyEnd ?? -Infinity), steady.mvEnd - steady.mvStart),
           // the whole workload window holds the bursts of starts and stops, per message of any kind
           server_cpu_us_per_msg_workload: perCall(serverCpuBetween(waits.serverCpu, windowAt.workloadStart ?? Infinity, windowAt.workloadEnd ?? -Infinity), msgsInWorkload),
@@ -435,6 +438,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
       say(`     … in the whole workload window: ${formatWaits(dbWaits.workload, OVER_MS)}`);
       say(`   WAL written (the whole server's) in the steady window: ${formatWal(dbWaits.wal_steady, steady.mvEnd - steady.mvStart, 'MeterValues')}`);
       say(`     … in the whole workload window: ${formatWal(dbWaits.wal_workload, msgsInWorkload, 'message')}`);
+      say(`   charging_sessions in the steady window (pg_stat_user_tables): ${formatTableUpdates(dbWaits.session_updates_steady, steady.mvEnd - steady.mvStart, 'MeterValues')}`);
       say(
         `   PostgreSQL's own CPU (its processes on this machine) in the steady window: ${dbWaits.server_cpu_us_per_call_steady === null ? 'not seen (no postgres process here)' : `${dbWaits.server_cpu_us_per_call_steady} µs per MeterValues`}`,
       );

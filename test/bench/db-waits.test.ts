@@ -6,7 +6,18 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
-import { DbWaitSampler, formatWal, formatWaits, readServerCpu, sampleOf, serverCpuBetween, summariseWaits, walBetween } from '../../bench/db-waits.ts';
+import {
+  DbWaitSampler,
+  formatTableUpdates,
+  formatWal,
+  formatWaits,
+  readServerCpu,
+  sampleOf,
+  serverCpuBetween,
+  summariseWaits,
+  tableUpdatesBetween,
+  walBetween,
+} from '../../bench/db-waits.ts';
 
 describe('database wait samples', () => {
   it('reads a backend as its wait event, running, or an idle transaction; an idle backend is no sample', () => {
@@ -37,6 +48,22 @@ describe('database wait samples', () => {
     expect(formatWaits(w, 100)).toBe('IO/WALSync at 2 sample(s), longest 250 ms; LWLock/WALWrite at 1 sample(s), longest 240 ms');
     expect(formatWaits([], 100)).toBe('none over 100 ms');
     expect(formatWaits([{ kind: 'idle in transaction', samples: 3, longest_ms: 400 }], 100)).toBe('an open transaction waiting for the gateway at 3 sample(s), longest 400 ms');
+  });
+});
+
+describe("a table's updates in a window", () => {
+  it('is what the counters grew by inside the window, with the share that was heap-only', () => {
+    const samples = [
+      { at: 50, updates: 10, hot: 0 },
+      { at: 100, updates: 100, hot: 40 },
+      { at: 200, updates: 400, hot: 250 },
+      { at: 300, updates: 1_100, hot: 790 },
+    ];
+    const t = tableUpdatesBetween(samples, 100, 300);
+    expect(t).toEqual({ updates: 1_000, hot: 750 });
+    expect(tableUpdatesBetween(samples, 150, 250)).toBeNull(); // one sample inside
+    expect(formatTableUpdates(t, 1_000, 'MeterValues')).toBe('1,000 updates (1.00 per MeterValues), 750 of them heap-only (75.0 %)');
+    expect(formatTableUpdates(null, 1_000, 'MeterValues')).toBe('not sampled');
   });
 });
 
