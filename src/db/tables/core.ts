@@ -178,7 +178,13 @@ export interface ChargingSessionsTable {
   /** power_w of the last register reading */
   last_power_w: Generated<number | null>;
   created_at: Generated<Date>;
+  /**
+   * now() of the session's last write, except the writes that only bring a running session's readings up to date
+   * (migrations/0062): those stamp metered_at alone, so that the row's indexed columns stay as they were
+   */
   updated_at: Generated<Date>;
+  /** migrations/0062: now() of the last write of the session's readings (its energy, last reading, power); not indexed */
+  metered_at: Generated<Date>;
 }
 
 export interface MeterReadingsTable {

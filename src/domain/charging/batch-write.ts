@@ -122,7 +122,10 @@ export async function writePlan(db: Db, plan: Plan, now: Date): Promise<{ stored
     sessions as (
       update charging_sessions s
          set energy_wh = u.energy, held_wh = u.held, review_status = u.review_status, review_reason = u.review_reason,
-             last_meter_wh = u.last_wh, last_reading_at = ${AT_MS(sql.ref('u.last_at'))}, last_power_w = u.last_w, updated_at = now(),
+             last_meter_wh = u.last_wh, last_reading_at = ${AT_MS(sql.ref('u.last_at'))}, last_power_w = u.last_w, metered_at = now(),
+             -- a running session that stays running keeps its updated_at: no indexed column changes, so PostgreSQL
+             -- can make the update heap-only (migrations/0062, D85); an ended session or a stop stamps it
+             updated_at = case when u.stop or s.status <> 'active' then now() else s.updated_at end,
              -- a stop ends the session (endSession), its stop value being the meterStop or else the last reading
              status = case when u.stop then 'completed' else s.status end,
              end_provisional = case when u.stop then false else s.end_provisional end,

@@ -344,6 +344,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
       last_power_w: last ? last.power_w : null,
       meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
       updated_at: sql`now()`,
+      metered_at: sql`now()`,
     })
     .where('id', '=', sessionId)
     .execute();
@@ -392,8 +393,8 @@ export async function updateSessionEnergy(
     .updateTable('charging_sessions')
     .set(
       last
-        ? { ...totalsColumns(totals), last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()` }
-        : { updated_at: sql`now()` },
+        ? { ...totalsColumns(totals), last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()`, metered_at: sql`now()` }
+        : { updated_at: sql`now()`, metered_at: sql`now()` },
     )
     .where('id', '=', sessionId)
     .execute();

@@ -7,7 +7,8 @@
 // increasing per stream. A resume (Last-Event-ID = T) sends a fresh `charger` event for every charger (the state
 // is current, so nothing of it can be missed) and a `session` event for every session of the user's chargers that
 // ended or changed since T − RESUME_MARGIN_MS. Sessions are found by charging_sessions.updated_at, which every write
-// stamps with now() (its transaction's start): a write committed within the margin of its stamp is never missed,
+// of an ended session (and the write that ends one) stamps with now() (its transaction's start; only a running
+// session's readings leave it alone, D85): a write committed within the margin of its stamp is never missed,
 // at the price of an occasional repeat (session events are idempotent by session id). See docs/api.md.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';

@@ -104,13 +104,16 @@ async function markChangedMonths(trx: Db, plans: Map<string, ConnPlan>, chargerP
     if (pf && pt && pf <= nowMonth) for (const m of monthRange(pf, pt < nowMonth ? pt : nowMonth)) p.months.add(m);
   }
   // Sessions whose inputs changed since the watermark: every write of a session's row or readings (its start, new
-  // readings, offline batches, anomaly flags and reviews via the gateway's recompute) stamps its updated_at. The
-  // months its register readings span are on the row too (first_reading_at, last_reading_at): no reading is read.
+  // readings, offline batches, anomaly flags and reviews via the gateway's recompute) stamps its updated_at, except
+  // an ingest batch's update of a running session's readings, which stamps metered_at alone (migrations/0062, D85):
+  // so a session changed after the watermark, or is running and was metered after it (the running ones through the
+  // partial index charging_sessions_active). The months its register readings span are on the row too
+  // (first_reading_at, last_reading_at): no reading is read.
   const since = sql<Date>`(select since from energy_aggregate_watermark where id = 1)`;
   const touched = await trx
     .selectFrom('charging_sessions')
     .select(['id', 'charger_id', 'started_at', 'first_reading_at', 'last_reading_at'])
-    .where('updated_at', '>', since)
+    .where((eb) => eb.or([eb('updated_at', '>', since), eb.and([eb('status', '=', 'active'), eb('metered_at', '>', since)])]))
     .execute();
   for (const s of touched) {
     const p = chargerPlan.get(s.charger_id);
