@@ -332,8 +332,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
   const rows = await registerRows(trx, sessionId).execute();
   const totals = noTotals();
   await foldReadings(trx, rows, maxW, totals, null);
-  const first = rows[0];
-  const last = rows[rows.length - 1];
+  const [first, last] = [rows[0], rows[rows.length - 1]];
   await trx
     .updateTable('charging_sessions')
     .set({
@@ -343,7 +342,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
       last_reading_at: last ? last.measured_at : null,
       last_power_w: last ? last.power_w : null,
       meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
-      updated_at: sql`now()`,
+      updated_at: sql`now()`, // whatever the status: only the group commit's batch leaves a running session's alone (D85)
       metered_at: sql`now()`,
     })
     .where('id', '=', sessionId)
