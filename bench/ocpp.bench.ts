@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import type { FleetSummary, ProgressLine } from '../simulator/load.ts';
 import { formatProgress } from '../simulator/load.ts';
 import { QUIRKS, type Quirk } from '../simulator/charge-point-types.ts';
-import { driverCount, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
+import { driverCount, formatOutside, mergeSummaries, share, sourceAddress, splitCsv } from './drivers.ts';
 import { DbWaitSampler, formatTableUpdates, formatWal, formatWaits, serverCpuBetween, summariseWaits, tableUpdatesBetween, walBetween, type WaitSummary, type WalDelta } from './db-waits.ts';
 import { roundOrder, summariseRatios } from './rounds.ts';
 import { startNodeFlags } from './start-flags.ts';
@@ -418,6 +418,7 @@ async function runTarget(target: 'gateway' | 'bare'): Promise<TargetResult> {
     statementReport('in the storm', snaps.stormStart, snaps.stormEnd, summary.storm?.rebooted ?? 0, 'charger');
     const dl = summary.driver_loop_delay_steady_ms;
     if (dl) say(`   the driver's own event-loop delay in the steady window (the worst of ${drivers} process(es)): p99 ${dl.p99} ms, max ${dl.max} ms`);
+    say(`   MeterValues acknowledged outside the steady window: ${formatOutside(summary.meter_values_latency_outside_sample)}`);
     await Promise.all(loads.map((load) => new Promise<void>((resolve) => (load.exitCode !== null ? resolve() : load.once('exit', () => resolve())))));
     await waits?.stop();
     const OVER_MS = 100;

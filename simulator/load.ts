@@ -116,6 +116,9 @@ export interface FleetSummary {
   /** this driver's own event-loop delay in the steady window (ms): an answer read late is a latency the server did not cause */
   driver_loop_delay_steady_ms?: { p99: number; max: number } | null;
   meter_values_latency_steady_sample: number[];
+  /** the workload's MeterValues latencies outside the steady window: acknowledged during the start burst (before
+   * every charger's start was answered) and after the steady window closed (the stop burst) */
+  meter_values_latency_outside_sample: { before: number[]; after: number[] };
   energy_wh: number;
   /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
    * and the sum of their Wh (a decimal string), to compare with what it stored */
@@ -261,6 +264,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const mvLatency = stats.endPhase();
     const mvSample = stats.phaseSample();
     const steadySample = stats.steadySample();
+    const outsideSample = stats.outsideSample();
     o.onPhase?.('workload-done', { meter_values_acked: mvAcked, messages_acked: stats.acked - ackedBefore, seconds: workloadS });
 
     // ── storm ──
@@ -318,6 +322,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       meter_values_latency_sample: mvSample,
       meter_values_ack_latency_steady_ms: { p50: percentile(steadySample, 50), p99: percentile(steadySample, 99), samples: steadySample.length },
       meter_values_latency_steady_sample: steadySample,
+      meter_values_latency_outside_sample: outsideSample,
       driver_loop_delay_steady_ms: loopDelay.steady,
       energy_wh: energy,
       periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },

@@ -43,6 +43,8 @@ export class Stats {
   private steadyFrom: number | undefined;
   private steadyTo: number | undefined;
   private steadyCopy: number[] = [];
+  /** the phase's MeterValues acknowledged before the steady window opened and after it closed (the two bursts) */
+  private outsideCopy: { before: number[]; after: number[] } = { before: [], after: [] };
   private windowAcked = 0;
   private windowStart = performance.now();
 
@@ -79,6 +81,10 @@ export class Stats {
     // taken before the phase is sorted below: until then its samples are in the order they were acknowledged
     this.steadyCopy =
       this.steadyFrom !== undefined && this.steadyTo !== undefined ? this.phase.slice(this.steadyFrom, this.steadyTo).sort((a, b) => a - b).map(round3) : [];
+    this.outsideCopy = {
+      before: this.steadyFrom !== undefined ? this.phase.slice(0, this.steadyFrom).map(round3) : [],
+      after: this.steadyTo !== undefined ? this.phase.slice(this.steadyTo).map(round3) : [],
+    };
     const sorted = this.phase.sort((a, b) => a - b);
     return { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), samples: sorted.length };
   }
@@ -86,6 +92,11 @@ export class Stats {
   /** the meter-value ack latencies acknowledged within the steady window of the last phase (ms, sorted; empty when it never closed) */
   steadySample(): number[] {
     return this.steadyCopy;
+  }
+
+  /** the meter-value ack latencies of the last phase acknowledged before its steady window and after it (ms) */
+  outsideSample(): { before: number[]; after: number[] } {
+    return this.outsideCopy;
   }
 
   /** the meter-value ack latencies collected in the last phase (ms, sorted) */

@@ -19,6 +19,7 @@ describe('Stats steady window', () => {
     expect(whole.samples).toBe(6);
     expect(whole.p99).toBe(700);
     expect(s.steadySample()).toEqual([1, 2, 3, 4]);
+    expect(s.outsideSample()).toEqual({ before: [500], after: [700] });
   });
 
   it('has no steady sample when the window never closed', () => {
@@ -28,6 +29,20 @@ describe('Stats steady window', () => {
     s.recordAck('MeterValues', 5);
     s.endPhase();
     expect(s.steadySample()).toEqual([]);
+    expect(s.outsideSample()).toEqual({ before: [], after: [] });
+  });
+});
+
+describe('formatOutside', () => {
+  it('names how many MeterValues each burst held and their latencies, merged over the drivers', async () => {
+    const { formatOutside, mergeSummaries } = await import('../../bench/drivers.ts');
+    expect(formatOutside({ before: [30, 10, 20], after: [] })).toBe(
+      '3 before it (the start burst), p50 20 / p99 30 / max 30 ms; none after it (its last second and the stop burst)',
+    );
+    const part = (before: number[], after: number[]) =>
+      ({ meter_values_latency_sample: [], meter_values_latency_steady_sample: [], meter_values_latency_outside_sample: { before, after }, messages: { ack_latency_ms: {} }, periodic_acked: { count: 0, wh_sum: '0' } }) as never;
+    const merged = mergeSummaries([part([1], [7]), part([2, 3], [])]);
+    expect(merged.meter_values_latency_outside_sample).toEqual({ before: [1, 2, 3], after: [7] });
   });
 });
 
