@@ -40,13 +40,13 @@ export function share(n: number, parts: number, d: number): number {
 const round = (v: number | null) => (v === null ? null : Math.round(v * 100) / 100);
 
 /** One line on the MeterValues acknowledged before the steady window (the start burst) and after it (the stop burst). */
-export function formatOutside(outside: FleetSummary['meter_values_latency_outside_sample'] | undefined): string {
+export function formatOutside(outside: FleetSummary['meter_values_latency_outside_sample']): string {
   const part = (xs: number[], what: string) => {
     if (xs.length === 0) return `none ${what}`;
     const sorted = [...xs].sort((a, b) => a - b);
     return `${sorted.length} ${what}, p50 ${round(percentile(sorted, 50))} / p99 ${round(percentile(sorted, 99))} / max ${round(sorted[sorted.length - 1]!)} ms`;
   };
-  return `${part(outside?.before ?? [], 'before it (the start burst)')}; ${part(outside?.after ?? [], 'after it (its last second and the stop burst)')}`;
+  return `${part(outside.before, 'before it (the start burst)')}; ${part(outside.after, 'after it (its last second and the stop burst)')}`;
 }
 
 /** One summary of the whole fleet from the summaries of its driver processes. */
@@ -93,8 +93,8 @@ export function mergeSummaries(parts: FleetSummary[]): FleetSummary {
     meter_values_ack_latency_steady_ms: { p50: round(percentile(steady, 50)), p99: round(percentile(steady, 99)), samples: steady.length },
     meter_values_latency_steady_sample: [],
     meter_values_latency_outside_sample: {
-      before: parts.flatMap((s) => s.meter_values_latency_outside_sample?.before ?? []),
-      after: parts.flatMap((s) => s.meter_values_latency_outside_sample?.after ?? []),
+      before: parts.flatMap((s) => s.meter_values_latency_outside_sample.before),
+      after: parts.flatMap((s) => s.meter_values_latency_outside_sample.after),
     },
     driver_loop_delay_steady_ms: parts.some((s) => s.driver_loop_delay_steady_ms)
       ? { p99: max((s) => s.driver_loop_delay_steady_ms?.p99) ?? 0, max: max((s) => s.driver_loop_delay_steady_ms?.max) ?? 0 }

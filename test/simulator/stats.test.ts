@@ -2,6 +2,7 @@
 // (after every charger's start was answered, before the stops), which bench:ocpp reports beside the whole window.
 import { describe, expect, it } from 'vitest';
 import { Stats } from '../../simulator/stats.ts';
+import { formatOutside, mergeSummaries } from '../../bench/drivers.ts';
 
 describe('Stats steady window', () => {
   it('keeps only the MeterValues acknowledged between the two marks', () => {
@@ -34,8 +35,7 @@ describe('Stats steady window', () => {
 });
 
 describe('formatOutside', () => {
-  it('names how many MeterValues each burst held and their latencies, merged over the drivers', async () => {
-    const { formatOutside, mergeSummaries } = await import('../../bench/drivers.ts');
+  it('names how many MeterValues each burst held and their latencies, merged over the drivers', () => {
     expect(formatOutside({ before: [30, 10, 20], after: [] })).toBe(
       '3 before it (the start burst), p50 20 / p99 30 / max 30 ms; none after it (its last second and the stop burst)',
     );
