@@ -5,6 +5,11 @@
 // NOTIFY is a wake-up call, not a store: a listener that was disconnected misses what was sent meanwhile. The
 // durable rows (commands, readings) stay the record; subscribers read them, and `onResync` tells them to look
 // again after the listening connection was re-established.
+//
+// A process listens on a topic from its first subscription until the bus closes (the topics are a fixed handful;
+// an UNLISTEN when the last subscriber leaves and a LISTEN when the next comes would cost two statements per remote
+// command and open a window in which an event is missed). LISTEN runs in the background; whoever must not miss an
+// event that its own next step causes (a requester waiting for a command's outcome) waits for `listening` first.
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -28,6 +33,12 @@ export interface Bus {
   publish(db: Db, topic: string, payload: BusPayload): Promise<void>;
   /** Calls `handler` for every event on `topic` from any process (this one included); returns the unsubscribe. */
   subscribe(topic: string, handler: BusHandler): () => void;
+  /**
+   * Resolves once this process listens on `topic` (listening begins here if nothing subscribed to it yet): an event
+   * published after that reaches this process's subscribers. Also resolves when LISTEN failed (logged); the
+   * listening connection is then reopened with every topic, and the durable rows are the fallback.
+   */
+  listening(topic: string): Promise<void>;
   /** Called after the listening connection came back: events may have been missed, read the durable state. */
   onResync(handler: () => void): () => void;
   close(): Promise<void>;
@@ -36,7 +47,6 @@ export interface Bus {
 /** What the bus needs from the database: LISTEN and UNLISTEN on one connection, its notifications, its loss. */
 interface Transport {
   listen(channel: string): Promise<void>;
-  unlisten(channel: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,8 +58,9 @@ export async function publish(db: Db, topic: string, payload: BusPayload): Promi
 
 export function createBus(handle: DbHandle, logger: Logger): Bus {
   const handlers = new Map<string, Set<BusHandler>>();
+  /** each channel listened on, with its LISTEN (settled, never rejected) */
+  const listened = new Map<string, Promise<void>>();
   const resync = new Set<() => void>();
-  let closed = false;
 
   const deliver = (channel: string, text: string | undefined) => {
     const set = handlers.get(channel);
@@ -80,7 +91,16 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
   };
 
   const transport: Transport =
-    handle.kind === 'pg' ? pgTransport(handle.url!, logger, deliver, () => [...handlers.keys()], afterReconnect) : pgliteTransport(handle, deliver);
+    handle.kind === 'pg' ? pgTransport(handle.url!, logger, deliver, () => [...listened.keys()], afterReconnect) : pgliteTransport(handle, deliver);
+
+  const listenOn = (channel: string): Promise<void> => {
+    let done = listened.get(channel);
+    if (!done) {
+      done = transport.listen(channel).catch((err) => logger.warn({ err, channel }, 'bus: LISTEN failed; retried on reconnect'));
+      listened.set(channel, done);
+    }
+    return done;
+  };
 
   return {
     publish,
@@ -90,23 +110,20 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
       if (!set) {
         set = new Set();
         handlers.set(channel, set);
-        transport.listen(channel).catch((err) => logger.warn({ err, channel }, 'bus: LISTEN failed; retried on reconnect'));
       }
       set.add(handler);
+      void listenOn(channel);
       return () => {
         set.delete(handler);
-        if (set.size === 0 && handlers.get(channel) === set) {
-          handlers.delete(channel);
-          if (!closed) transport.unlisten(channel).catch(() => {});
-        }
+        if (set.size === 0 && handlers.get(channel) === set) handlers.delete(channel);
       };
     },
+    listening: (topic) => listenOn(channelOf(topic)),
     onResync(handler) {
       resync.add(handler);
       return () => resync.delete(handler);
     },
     async close() {
-      closed = true;
       handlers.clear();
       resync.clear();
       await transport.close();
@@ -201,9 +218,6 @@ function pgTransport(
       // a channel added while connecting was listened to by connect() itself
       if (c) await c.query(`LISTEN ${quote(channel)}`);
     },
-    async unlisten(channel) {
-      if (client) await client.query(`UNLISTEN ${quote(channel)}`);
-    },
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
@@ -222,11 +236,6 @@ function pgliteTransport(handle: DbHandle, deliver: (channel: string, text: stri
       if (stops.has(channel) || !handle.pglite) return;
       const stop = await handle.pglite.listen(channel, (text) => deliver(channel, text));
       stops.set(channel, stop);
-    },
-    async unlisten(channel) {
-      const stop = stops.get(channel);
-      stops.delete(channel);
-      await stop?.();
     },
     async close() {
       const all = [...stops.values()];

@@ -1,9 +1,10 @@
 // A cuttable TCP proxy between a service (or one of its connections) and PostgreSQL: `cut()` destroys every
-// proxied socket and drops new ones at once, `restore()` lets them through again. For the database-fault tests.
+// proxied socket and drops new ones at once, `restore()` lets them through again; `delayMs` holds everything the
+// client sends that long before passing it on (a slow network to the database). For the database-fault tests.
 import net from 'node:net';
 
 /** A cuttable TCP proxy to the database of `url`; returns the proxied URL. */
-export async function dbProxy(url: string) {
+export async function dbProxy(url: string, opts: { delayMs?: number } = {}) {
   const u = new URL(url);
   const hostParam = u.searchParams.get('host');
   const port = Number(u.port || 5432);
@@ -18,7 +19,10 @@ export async function dbProxy(url: string) {
       s.on('close', () => sockets.delete(s));
       s.on('error', () => {});
     }
-    client.pipe(up).pipe(client);
+    up.pipe(client);
+    const delay = opts.delayMs ?? 0;
+    if (delay > 0) client.on('data', (chunk: Buffer) => setTimeout(() => up.destroyed || up.write(chunk), delay));
+    else client.pipe(up);
     client.on('close', () => up.destroy());
     up.on('close', () => client.destroy());
   });

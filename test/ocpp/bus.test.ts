@@ -116,6 +116,32 @@ describe('remote commands through the bus', () => {
   });
 });
 
+// A process's first remote command opens its listening connection. The holder answers within milliseconds, so the
+// requester must listen for the outcome before it asks, or the event goes by unheard and only the slow poll finds
+// the answer (the first command of a process took a second). A network that takes 250 ms per packet to the
+// database makes the window wide: the outcome's event must still reach the requester. PostgreSQL only (a proxy).
+describe.skipIf(!process.env.DATABASE_URL)('a requester whose listening connection is slow to open', () => {
+  it('listens for the outcome before it asks, and hears it', async () => {
+    const slow = await dbProxy(a.testDb.url!, { delayMs: 250 });
+    const bus = createBus({ ...a.testDb, url: slow.url }, createLogger({ level: 'silent' }));
+    const ch = await anOcppCharger(a, user);
+    const cli = await connectCharger(a, ch, 'ocpp1.6');
+    cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
+    const heard: unknown[] = [];
+    try {
+      // subscribed together with the command's own wait: the bus opens its connection for both at once
+      bus.subscribe(COMMAND_DONE, (p) => heard.push(p));
+      const r = await sendCommand({ ...b.deps, bus }, ch.chargerId, 'TriggerMessage', { requestedMessage: 'Heartbeat' });
+      expect(r).toMatchObject({ ok: true, response: { status: 'Accepted' } });
+      await eventually(() => expect(heard).toHaveLength(1));
+    } finally {
+      await cli.close();
+      await bus.close();
+      await slow.close();
+    }
+  });
+});
+
 // The listening connection between a process and PostgreSQL is cut: the bus opens it again (with backoff), listens
 // to every channel again, tells its subscribers to read the durable state, and keeps one connection, also when a
 // subscriber opened it before the pending retry came due. PGlite is embedded (nothing to cut): PostgreSQL only.

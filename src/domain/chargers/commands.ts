@@ -66,7 +66,12 @@ export async function sendCommand(deps: Deps, chargerId: string, action: string,
   const answered = wakeOn(deps, COMMAND_DONE, (p) => p.id === row.id);
   try {
     if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
-    else await deps.bus?.publish(deps.db, COMMAND_SENT, { instance: st.instance_id, id: row.id });
+    else {
+      // the holder may answer within milliseconds: this process listens for the outcome before it asks (a process's
+      // first command opens the listening connection), or its event would go by unheard and only the poll would find it
+      await answered.listening(ANSWER_FALLBACK_POLL_MS);
+      await deps.bus?.publish(deps.db, COMMAND_SENT, { instance: st.instance_id, id: row.id });
+    }
     const done = await waitForAnswer(deps, row.id, st.instance_id, timeoutMs + 2000, answered);
     return outcomeOf(done, action, deps.config.OCPP_CALL_TIMEOUT_SECONDS);
   } finally {
@@ -116,6 +121,13 @@ function wakeOn(deps: Deps, topic: string, match: (p: Record<string, unknown>) =
         }
         wake = done;
       });
+    },
+    /** resolves once the bus listens on the topic, or after ms (the poll covers an event missed) */
+    listening(ms: number): Promise<void> {
+      const bus = deps.bus;
+      if (!bus) return Promise.resolve();
+      let t: NodeJS.Timeout | undefined;
+      return Promise.race([bus.listening(topic), new Promise<void>((resolve) => (t = setTimeout(resolve, ms)))]).finally(() => clearTimeout(t));
     },
     stop: () => unsubscribe?.(),
   };
