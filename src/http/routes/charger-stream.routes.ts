@@ -47,9 +47,9 @@ class StreamHub {
         // the listening connection was lost meanwhile: events may be missing, every stream reads everything again
         bus.onResync(() => this.streams.forEach((s) => s.feed.refreshAll())),
       );
-      // LISTEN is issued asynchronously by that first subscribe: the first streams read everything once more after
-      // it is surely in place, so a change committed while it was being set up is not left to the next tick
-      setTimeout(() => this.streams.forEach((s) => s.feed.refreshAll()), 1000).unref();
+      // LISTEN is issued asynchronously by that first subscribe: the streams opened meanwhile read everything once
+      // more when it is in place, so a change committed while it was being set up is not left to the next tick
+      void bus.listening(CHARGER_CHANGED).then(() => this.streams.forEach((s) => s.feed.refreshAll()));
     }
     this.timer = setInterval(() => this.tick(), this.deps.config.STREAM_KEEPALIVE_SECONDS * 1000);
     this.timer.unref();
