@@ -149,6 +149,15 @@ function pgTransport(
   let retry: NodeJS.Timeout | undefined;
 
   const quote = (channel: string) => `"${channel}"`; // channels are checked against TOPIC: no quote inside
+  /** the channels each connection has listened on */
+  const listenedOn = new WeakMap<pg.Client, Set<string>>();
+  const listenOn = async (c: pg.Client, channel: string) => {
+    let done = listenedOn.get(c);
+    if (!done) listenedOn.set(c, (done = new Set()));
+    if (done.has(channel)) return;
+    await c.query(`LISTEN ${quote(channel)}`);
+    done.add(channel);
+  };
 
   const connect = (): Promise<pg.Client> => {
     connecting ??= (async () => {
@@ -165,7 +174,7 @@ function pgTransport(
       });
       try {
         await c.connect();
-        for (const ch of channels()) await c.query(`LISTEN ${quote(ch)}`);
+        for (const ch of channels()) await listenOn(c, ch);
       } catch (err) {
         await c.end().catch(() => {});
         throw err;
@@ -216,7 +225,7 @@ function pgTransport(
     async listen(channel) {
       const c = await ready();
       // a channel added while connecting was listened to by connect() itself
-      if (c) await c.query(`LISTEN ${quote(channel)}`);
+      if (c) await listenOn(c, channel);
     },
     async close() {
       closed = true;

@@ -6,7 +6,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RPCServer } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
+import { COMMAND_SENT } from '../domain/chargers/commands.ts';
 import { authenticateCharger, PROTOCOLS } from './charger-auth.ts';
+import { OCPP_CONNECTED } from './connection-notices.ts';
 import { checkUpgrade, loggableIdentity, refuseUpgrade, SocketBounds } from './edge.ts';
 import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
@@ -23,6 +25,10 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
   const metrics = createOcppMetrics(deps.metrics);
   const registry = new LiveRegistry(deps, metrics);
   const lease = await startInstanceLease(deps, registry.instanceId); // C4.8: before any charger connects
+  // before any charger connects, too: this process hears commands for its chargers and another process's news of
+  // their newer connections (the registry subscribes once it holds a socket; until LISTEN was in place such an event
+  // went unheard and only the slow poll or sweep found it, D86)
+  await Promise.all([COMMAND_SENT, OCPP_CONNECTED].map((topic) => deps.bus?.listening(topic)));
 
   const rpc = new RPCServer({
     protocols: [...PROTOCOLS],

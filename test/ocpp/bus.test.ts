@@ -140,6 +140,27 @@ describe.skipIf(!process.env.DATABASE_URL)('a requester whose listening connecti
       await slow.close();
     }
   });
+
+  it('a process hears the commands for its chargers from its first charger on', async () => {
+    // the holder's own listening connection is the slow one: it listens before it takes a charger, so a command
+    // sent as soon as the charger has booted reaches it by its event (the code before missed it: the 2 s poll)
+    const slow = await dbProxy(a.testDb.url!, { delayMs: 1000 });
+    const holder = await createTestService({ listen: true, db: { ...a.testDb, url: slow.url } });
+    try {
+      const ch = await anOcppCharger(holder, user);
+      const cli = await connectCharger(holder, ch, 'ocpp1.6');
+      cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
+      const heard: unknown[] = [];
+      busOf(holder).subscribe(COMMAND_SENT, (p) => heard.push(p));
+      const r = await sendCommand(b.deps, ch.chargerId, 'TriggerMessage', { requestedMessage: 'Heartbeat' });
+      expect(r).toMatchObject({ ok: true, response: { status: 'Accepted' } });
+      expect(heard).toContainEqual(expect.objectContaining({ instance: instanceOf(holder) }));
+      await cli.close();
+    } finally {
+      await holder.close();
+      await slow.close();
+    }
+  });
 });
 
 // The listening connection between a process and PostgreSQL is cut: the bus opens it again (with backoff), listens
