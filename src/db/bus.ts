@@ -44,7 +44,7 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** What the bus needs from the database: LISTEN and UNLISTEN on one connection, its notifications, its loss. */
+/** What the bus needs from the database: LISTEN on one connection, its notifications, its loss. */
 interface Transport {
   listen(channel: string): Promise<void>;
   close(): Promise<void>;
