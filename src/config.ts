@@ -12,8 +12,8 @@ const bool = z.preprocess(
   z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional(),
 );
 const boolDefault = (def: boolean) => bool.transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
-const int = (def: number, min = 0) =>
-  z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).optional()).transform((v) => v ?? def);
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional()).transform((v) => v ?? def);
 const optionalString = z
   .string()
   .optional()
@@ -165,6 +165,11 @@ export const configSchema = z.object({
   // 20 ms more before a charger's answer (D59)
   INGEST_BATCH_MAX: int(256, 0),
   INGEST_FLUSH_MS: int(20, 0),
+  // batches in flight at once, each on its own pooled connection; readings of a remembered session have one slot
+  // more of their own. 2: on two cores shared with PostgreSQL a third statement at once added contention, not
+  // throughput (D87); a database far away (milliseconds per round trip) may want more. At most 6 of the pool's 10
+  // connections, so that the connect path, HTTP and the jobs keep theirs
+  INGEST_BATCHES_IN_FLIGHT: int(2, 1, 6),
   // processes sharing the listening port (node:cluster): a number, or `auto` = one per core; PostgreSQL only
   WORKERS: z
     .string()

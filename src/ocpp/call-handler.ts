@@ -39,8 +39,6 @@ const cap = (s: string, max = 2048) => (s.length > max ? s.slice(0, max) + '…'
 const isRpcError = (err: unknown) => err instanceof Error && typeof (err as { rpcErrorCode?: unknown }).rpcErrorCode === 'string';
 const identityOf = (sock: CallSocket) => cap(String(sock.client.identity ?? ''), 100);
 const GENERIC = 'The message could not be processed; retry later';
-/** ingest batches in flight at once: each holds a pooled connection, the rest of the pool serves HTTP and jobs */
-const INGEST_BATCHES_IN_FLIGHT = 3;
 
 export class CallHandler {
   private readonly raw = new RawFrames();
@@ -62,7 +60,8 @@ export class CallHandler {
         ? new IngestPipeline(deps, {
             maxBatch: deps.config.INGEST_BATCH_MAX,
             flushMs: deps.config.INGEST_FLUSH_MS,
-            maxInFlight: INGEST_BATCHES_IN_FLIGHT,
+            // each batch in flight holds a pooled connection; the rest of the pool serves HTTP and jobs
+            maxInFlight: deps.config.INGEST_BATCHES_IN_FLIGHT,
             onBatch: (b) => {
               metrics.ingestBatch.observe({ outcome: b.outcome }, b.size);
               if (b.setBased) metrics.ingestMessages.inc({ path: b.oneStatement ? 'one_statement' : 'set_based' }, b.setBased);

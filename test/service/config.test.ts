@@ -29,6 +29,12 @@ describe('configuration (C0.5)', () => {
     for (const k of keys) expect((err as Error).message).toContain(k);
   });
 
+  it('batches in flight: 2 unless set, from 1 to 6 (the pool has 10 connections; D87)', () => {
+    expect(loadConfig({}).INGEST_BATCHES_IN_FLIGHT).toBe(2);
+    expect(loadConfig({ INGEST_BATCHES_IN_FLIGHT: '6' }).INGEST_BATCHES_IN_FLIGHT).toBe(6);
+    for (const bad of ['0', '7', 'two']) expect(() => loadConfig({ INGEST_BATCHES_IN_FLIGHT: bad })).toThrow(/INGEST_BATCHES_IN_FLIGHT/);
+  });
+
   it('production requires DATA_ENCRYPTION_KEY', () => {
     expect(() => loadConfig({ APP_ENV: 'production' })).toThrow(/DATA_ENCRYPTION_KEY/);
     expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }).DATA_DIR).toBe('./data/production');
