@@ -149,9 +149,9 @@ function pgTransport(
   let retry: NodeJS.Timeout | undefined;
 
   const quote = (channel: string) => `"${channel}"`; // channels are checked against TOPIC: no quote inside
-  /** the channels each connection has listened on */
+  /** the channels each connection has listened on: LISTEN once per channel and connection */
   const listenedOn = new WeakMap<pg.Client, Set<string>>();
-  const listenOn = async (c: pg.Client, channel: string) => {
+  const listenOnce = async (c: pg.Client, channel: string) => {
     let done = listenedOn.get(c);
     if (!done) listenedOn.set(c, (done = new Set()));
     if (done.has(channel)) return;
@@ -174,7 +174,7 @@ function pgTransport(
       });
       try {
         await c.connect();
-        for (const ch of channels()) await listenOn(c, ch);
+        for (const ch of channels()) await listenOnce(c, ch);
       } catch (err) {
         await c.end().catch(() => {});
         throw err;
@@ -225,7 +225,7 @@ function pgTransport(
     async listen(channel) {
       const c = await ready();
       // a channel added while connecting was listened to by connect() itself
-      if (c) await listenOn(c, channel);
+      if (c) await listenOnce(c, channel);
     },
     async close() {
       closed = true;
