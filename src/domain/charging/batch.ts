@@ -256,45 +256,102 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
       cache.session = undefined;
       return;
     }
+    const e = { ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, meter_start_wh: u.state.meter_start_wh };
     const s = cache.session;
-    if (s === u.state) {
-      // the remembered row itself is brought up to date (it lives as long as the session, so a new object per
-      // reading would be promoted to the old generation and collected there)
-      s.energy_wh = u.totals.energy_wh;
-      s.held_wh = u.totals.held_wh;
-      s.review_status = u.totals.review_status;
-      s.review_reason = u.totals.review_reason;
-      s.last_meter_wh = u.lastWh;
-      s.last_reading_at = u.lastAt;
-      s.last_power_w = u.lastW;
-      s.x = x;
-      return;
-    }
-    // a row read from the table becomes the remembered one
-    cache.session = rememberedSession(u.state, { ...u.totals, last_meter_wh: u.lastWh, last_reading_at: u.lastAt, last_power_w: u.lastW, meter_start_wh: u.state.meter_start_wh }, x);
+    // the remembered row itself is brought up to date, in place (D88); a row read from the table becomes the remembered one
+    if (s === u.state && s instanceof RememberedSession) cache.session = s.advance(e, x) ? s : undefined;
+    else cache.session = rememberedSession(u.state, e, x);
   });
 }
 
+/** An integer column's text as a number, NaN for null; undefined when it is not a safe integer (not remembered). */
+function wholeNumber(v: string | null): number | undefined {
+  if (v === null) return NaN;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && String(n) === v ? n : undefined;
+}
+
 /**
- * The session row a socket remembers, always built with the same fields in the same order, so that every socket's
- * row has one shape (a spread of rows of different origins gave each its own, and allocated several times the row).
+ * The session row a socket remembers between its charger's messages (D71, D88). A socket keeps it for the whole
+ * session and each reading changes its energy, last register value, time, power and row version; kept as strings
+ * and a Date (the row's own types) those were new objects per reading that lived until the charger's next message,
+ * 30 s or more later, so every collection of the young generation copied them and then promoted them to the old
+ * one. Here they are numbers in fields of one shape, overwritten in place; the SessionState view (decimal strings,
+ * a Date) is made when read, by the batch that reads it, and dies young. A value that is not a safe integer is
+ * never remembered (the socket forgets the session and the next batch reads the row).
  */
-export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, e: SessionEnergy, x: string): SessionState {
-  return {
-    id: s.id,
-    x,
-    charger_id: s.charger_id,
-    transaction_id: s.transaction_id,
-    connector_id: s.connector_id,
-    status: s.status,
-    end_provisional: s.end_provisional,
-    energy_wh: e.energy_wh,
-    held_wh: e.held_wh,
-    review_status: e.review_status,
-    review_reason: e.review_reason,
-    last_meter_wh: e.last_meter_wh,
-    last_reading_at: e.last_reading_at,
-    last_power_w: e.last_power_w,
-    meter_start_wh: e.meter_start_wh,
-  };
+class RememberedSession implements SessionState {
+  readonly id: string;
+  readonly charger_id: string;
+  readonly transaction_id: string;
+  readonly connector_id: number;
+  readonly status: string;
+  readonly end_provisional: boolean;
+  readonly meter_start_wh: string | null;
+  review_status: SessionEnergy['review_status'] = null;
+  review_reason: string | null = null;
+  // numbers only (NaN for null), so that each field keeps one representation and is written in place
+  private energy = 0;
+  private held = 0;
+  private lastWh = NaN;
+  private lastAt = NaN;
+  private lastW = NaN;
+  private xmin = 0;
+
+  constructor(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, meterStartWh: string | null) {
+    this.id = s.id;
+    this.charger_id = s.charger_id;
+    this.transaction_id = s.transaction_id;
+    this.connector_id = s.connector_id;
+    this.status = s.status;
+    this.end_provisional = s.end_provisional;
+    this.meter_start_wh = meterStartWh;
+  }
+
+  /** Takes the session's state after a write; false (nothing changed) when a value cannot be kept as a number. */
+  advance(e: SessionEnergy, x: string): boolean {
+    const energy = wholeNumber(e.energy_wh);
+    const held = wholeNumber(e.held_wh);
+    const lastWh = wholeNumber(e.last_meter_wh);
+    const xmin = wholeNumber(x);
+    if (energy === undefined || held === undefined || lastWh === undefined || xmin === undefined) return false;
+    this.energy = energy;
+    this.held = held;
+    this.lastWh = lastWh;
+    this.lastAt = e.last_reading_at === null ? NaN : e.last_reading_at.getTime();
+    this.lastW = e.last_power_w ?? NaN;
+    this.xmin = xmin;
+    this.review_status = e.review_status;
+    // the same text as before is kept as it was (a session's reasons change rarely; a join makes a new string)
+    if (this.review_reason !== e.review_reason) this.review_reason = e.review_reason;
+    return true;
+  }
+
+  get x(): string {
+    return String(this.xmin);
+  }
+  get energy_wh(): string {
+    return String(this.energy);
+  }
+  get held_wh(): string {
+    return String(this.held);
+  }
+  get last_meter_wh(): string | null {
+    return Number.isNaN(this.lastWh) ? null : String(this.lastWh);
+  }
+  get last_reading_at(): Date | null {
+    return Number.isNaN(this.lastAt) ? null : new Date(this.lastAt);
+  }
+  get last_power_w(): number | null {
+    return Number.isNaN(this.lastW) ? null : this.lastW;
+  }
+}
+
+/**
+ * The session row a socket remembers, with the state `e` as written at row version `x`; undefined when it cannot be
+ * kept (a value beyond a safe integer): the socket then remembers nothing and its next batch reads the row.
+ */
+export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, e: SessionEnergy, x: string): SessionState | undefined {
+  const r = new RememberedSession(s, e.meter_start_wh);
+  return r.advance(e, x) ? r : undefined;
 }
