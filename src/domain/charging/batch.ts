@@ -264,6 +264,9 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
   });
 }
 
+/** What a session row is known by, and what no reading changes. */
+type SessionIdentity = Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>;
+
 /** An integer column's text as a number, NaN for null; undefined when it is not a safe integer (not remembered). */
 function wholeNumber(v: string | null): number | undefined {
   if (v === null) return NaN;
@@ -298,7 +301,7 @@ class RememberedSession implements SessionState {
   private lastW = NaN;
   private xmin = 0;
 
-  constructor(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, meterStartWh: string | null) {
+  constructor(s: SessionIdentity, meterStartWh: string | null) {
     this.id = s.id;
     this.charger_id = s.charger_id;
     this.transaction_id = s.transaction_id;
@@ -351,7 +354,7 @@ class RememberedSession implements SessionState {
  * The session row a socket remembers, with the state `e` as written at row version `x`; undefined when it cannot be
  * kept (a value beyond a safe integer): the socket then remembers nothing and its next batch reads the row.
  */
-export function rememberedSession(s: Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>, e: SessionEnergy, x: string): SessionState | undefined {
+export function rememberedSession(s: SessionIdentity, e: SessionEnergy, x: string): SessionState | undefined {
   const r = new RememberedSession(s, e.meter_start_wh);
   return r.advance(e, x) ? r : undefined;
 }
