@@ -7,6 +7,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError, seri
 import type { Deps } from '../deps.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
+import { answerClientError } from './client-errors.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { validatorCompiler } from './no-nul.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -78,6 +79,9 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
       const detail = error.code === 'FST_ERR_BAD_URL' ? 'The URL path is not valid percent-encoded UTF-8.' : 'The request could not be routed.';
       return reply.code(400).send({ error: 'invalid_request', detail });
     },
+    // what Node's HTTP parser refuses before fastify sees a request (malformed request line or headers, headers over
+    // 16 KiB, a request timeout), in the same shape (client-errors.ts, D89)
+    clientErrorHandler: answerClientError,
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
   applyServerBounds(app.server, deps.config, deps.metrics);
