@@ -58,8 +58,12 @@ export function validationError(
       if (code) return { status: statusForCode(code), body: { error: code, detail: first.message ?? `${path.join('.')} is invalid.` } };
     }
   }
+  // the field's path as `body.connection.ean_code`; the body itself (instancePath '' or '/') as `body`
   const detail = issues
-    .map((v) => `${context}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''}: ${v.message}`)
+    .map((v) => {
+      const path = v.instancePath.split('/').filter(Boolean).join('.');
+      return `${context}${path ? `.${path}` : ''}: ${v.message}`;
+    })
     .join('; ');
   return { status: 400, body: { error: 'invalid_request', detail } };
 }

@@ -60,6 +60,14 @@ describe('typed request bodies keep the spec codes', () => {
     expect((await post('/v1/mandate-links', {})).json()).toMatchObject({ error: 'target_required' });
   });
 
+  it('the detail of invalid_request names the field as body.<path>, and the body itself as body', async () => {
+    const root = await svc.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, payload: '[]' });
+    expect(root.statusCode).toBe(400);
+    expect(root.json()).toEqual({ error: 'invalid_request', detail: expect.stringMatching(/^body: /) });
+    const field = await svc.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{"grant_type":5}' });
+    expect(field.json()).toEqual({ error: 'invalid_request', detail: expect.stringMatching(/^body\.grant_type: /) });
+  });
+
   it('POST /v1/sessions:batch rejects a bad item on its own', async () => {
     const res = await svc.app.inject({
       method: 'POST',
