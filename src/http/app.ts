@@ -7,7 +7,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError, seri
 import type { Deps } from '../deps.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
-import { answerClientError } from './client-errors.ts';
+import { answerClientError, refuseMissingHost, shapeServerAnswers } from './client-errors.ts';
 import { errorBody, statusForCode } from './errors.ts';
 import { validatorCompiler } from './no-nul.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -85,6 +85,9 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     return503OnClosing: true,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
   applyServerBounds(app.server, deps.config, deps.metrics);
+  // what Node's server would answer itself (an unknown Expect, CONNECT, no Host), in the same shape (D89)
+  shapeServerAnswers(app.server);
+  app.addHook('onRequest', refuseMissingHost);
 
   const table: RouteInfo[] = [];
   routeTables.set(app, table);

@@ -1,6 +1,7 @@
-// D89: what Node's HTTP parser refuses before any route runs is answered in the interface's {error, detail} shape,
-// with a request id, and the connection closed; the process keeps serving. Raw TCP, as a broken or hostile client
-// sends it.
+// D89: what Node's HTTP server refuses or answers itself before any route runs (a request that is not HTTP/1.1,
+// headers over 16 KiB, a request timeout, no Host, an unknown Expect, CONNECT) is answered in the interface's
+// {error, detail} shape, with a request id, and the connection closed; a broken request pipelined behind good ones
+// is answered after them; the process keeps serving. Raw TCP, as a broken or hostile client sends it.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -69,6 +70,14 @@ const cases: Array<{ name: string; request: string; status: number; error: strin
     error: 'invalid_request',
   },
   { name: 'headers over 16 KiB', request: `GET /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, error: 'headers_too_large' },
+  { name: 'an HTTP/1.1 request without Host', request: 'GET /healthz HTTP/1.1\r\n\r\n', status: 400, error: 'invalid_request' },
+  {
+    name: 'an Expect other than 100-continue',
+    request: `POST /oauth/token HTTP/1.1\r\n${HOST}Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n{}`,
+    status: 417,
+    error: 'expectation_failed',
+  },
+  { name: 'CONNECT', request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 404, error: 'not_found' },
 ];
 
 describe('requests the HTTP parser refuses (D89)', () => {
@@ -110,9 +119,25 @@ describe('requests the HTTP parser refuses (D89)', () => {
 
   it('the OpenAPI document names every answer above', async () => {
     const doc = (await (await fetch(`${svc.url}/openapi.json`)).json()) as { info: { description: string } };
-    for (const [status, error] of [...cases.map((c) => [c.status, c.error] as const), [408, 'request_timeout'] as const]) {
+    const named = cases.filter((c) => c.error !== 'not_found');
+    for (const [status, error] of [...named.map((c) => [c.status, c.error] as const), [408, 'request_timeout'] as const]) {
       expect(doc.info.description).toContain(`${status} \`${error}\``);
     }
+  });
+
+  it('a broken request pipelined behind good ones is answered after them, in order', async () => {
+    const good = `GET /healthz HTTP/1.1\r\n${HOST}\r\n`;
+    const a = await send(svc, good + good + `GET /healthz HTTP/1.1\r\n${HOST}Bad Header\r\n\r\n`);
+    // each answer's status line follows the body before it
+    const statuses = [...a.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    expect(statuses, a.raw.slice(0, 600)).toEqual([200, 200, 400]);
+    expect(a.raw).toMatch(/"status":"ok"[\s\S]*"status":"ok"[\s\S]*\{"error":"invalid_request","detail":"The request is not valid HTTP\/1\.1 \(HPE_[A-Z_]+\)\."\}$/);
+  });
+
+  it('HTTP/1.0 without Host is still served', async () => {
+    const a = await send(svc, 'GET /healthz HTTP/1.0\r\n\r\n');
+    expect(a.status).toBe(200);
+    expect(a.body).toEqual({ status: 'ok' });
   });
 
   it('the process keeps serving: a good request after a burst of broken ones', async () => {
