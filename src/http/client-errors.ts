@@ -20,7 +20,7 @@ export function clientErrorAnswer(code: string | undefined): ClientErrorAnswer {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, body: { error: 'request_timeout', detail: 'The request did not arrive in full in time.' } };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, body: { error: 'headers_too_large', detail: 'The request headers exceed 16 KiB.' } };
+      return { status: 431, body: { error: 'headers_too_large', detail: 'The request line and headers exceed 16 KiB.' } };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, body: { error: 'payload_too_large', detail: 'The chunk extensions of the request body exceed 16 KiB.' } };
   }

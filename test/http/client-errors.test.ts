@@ -70,6 +70,7 @@ const cases: Array<{ name: string; request: string; status: number; error: strin
     error: 'invalid_request',
   },
   { name: 'headers over 16 KiB', request: `GET /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, error: 'headers_too_large' },
+  { name: 'a path over 16 KiB', request: `GET /v1/${'a'.repeat(20_000)} HTTP/1.1\r\n${HOST}\r\n`, status: 431, error: 'headers_too_large' },
   { name: 'an HTTP/1.1 request without Host', request: 'GET /healthz HTTP/1.1\r\n\r\n', status: 400, error: 'invalid_request' },
   {
     name: 'an Expect other than 100-continue',
