@@ -73,7 +73,7 @@ function description(deps: Deps): string {
     `OCPP 1.6J and 2.0.1 chargers connect at \`${ws}\` (HTTP Basic: identity and charger password).`,
     '',
     'Every error is `{"error": "<code>", "detail": "<sentence>"}`: switch on `error`, never on `detail`.',
-    'Besides the errors each operation lists, the server answers any request it cannot take as such: 400 `invalid_request` (not valid HTTP/1.1, no Host header, or a path that does not decode), 408 `request_timeout` (not received in full in time), 413 `payload_too_large`, 414 `uri_too_long` (a path parameter over 100 characters), 417 `expectation_failed` (an Expect other than 100-continue) and 431 `headers_too_large` (headers over 16 KiB).',
+    'Besides the errors each operation lists, the server answers any request it cannot take as such: 400 `invalid_request` (not valid HTTP/1.1, no Host header, or a path that does not decode), 408 `request_timeout` (not received in full in time), 413 `payload_too_large`, 414 `uri_too_long` (a path parameter over 100 characters), 417 `expectation_failed` (an Expect other than 100-continue) and 431 `headers_too_large` (request line and headers over 16 KiB).',
   ]
     .filter((l, i, all) => l !== '' || all[i - 1] !== '')
     .join('\n');
