@@ -8,25 +8,29 @@ import crypto from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { statusForCode } from './errors.ts';
 
 export interface ClientErrorAnswer {
   status: number;
   body: { error: string; detail: string };
 }
 
+/** An answer by its code: the status from the one table of codes (errors.ts). */
+const answerOf = (error: string, detail: string): ClientErrorAnswer => ({ status: statusForCode(error), body: { error, detail } });
+
 /** The answer to a parser error by its code (Node's `ERR_HTTP_REQUEST_TIMEOUT`, llhttp's `HPE_*`). */
 export function clientErrorAnswer(code: string | undefined): ClientErrorAnswer {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, body: { error: 'request_timeout', detail: 'The request did not arrive in full in time.' } };
+      return answerOf('request_timeout', 'The request did not arrive in full in time.');
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, body: { error: 'headers_too_large', detail: 'The request line and headers exceed 16 KiB.' } };
+      return answerOf('headers_too_large', 'The request line and headers exceed 16 KiB.');
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { status: 413, body: { error: 'payload_too_large', detail: 'The chunk extensions of the request body exceed 16 KiB.' } };
+      return answerOf('payload_too_large', 'The chunk extensions of the request body exceed 16 KiB.');
   }
   // llhttp's codes are fixed words (HPE_INVALID_HEADER_TOKEN, HPE_UNEXPECTED_CONTENT_LENGTH, …): they name what failed
   const why = code !== undefined && /^HPE_[A-Z_]{1,40}$/.test(code) ? ` (${code})` : '';
-  return { status: 400, body: { error: 'invalid_request', detail: `The request is not valid HTTP/1.1${why}.` } };
+  return answerOf('invalid_request', `The request is not valid HTTP/1.1${why}.`);
 }
 
 /** A whole HTTP/1.1 answer that closes the connection, as bytes for a socket no response object holds. */
@@ -97,8 +101,9 @@ export function shapeServerAnswers(server: Server): void {
   // read by Node on every request (storeHTTPOptions sets it from the server's options; @types/node does not list it)
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const json = JSON.stringify({ error: 'expectation_failed', detail: 'Only "Expect: 100-continue" is supported.' });
-    res.writeHead(417, {
+    const { status, body } = answerOf('expectation_failed', 'Only "Expect: 100-continue" is supported.');
+    const json = JSON.stringify(body);
+    res.writeHead(status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(json),
       'x-request-id': crypto.randomUUID(),
@@ -108,12 +113,13 @@ export function shapeServerAnswers(server: Server): void {
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => {}); // a client that resets first changes nothing
-    answerAndClose(socket, { status: 404, body: { error: 'not_found', detail: 'No route CONNECT.' } });
+    answerAndClose(socket, answerOf('not_found', 'No route CONNECT.'));
   });
 }
 
 /** RFC 9112 §3.2: an HTTP/1.1 request without a Host header is a 400. An onRequest hook, registered first. */
 export async function refuseMissingHost(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (req.headers.host !== undefined || req.raw.httpVersionMajor !== 1 || req.raw.httpVersionMinor !== 1) return undefined;
-  return reply.code(400).header('connection', 'close').send({ error: 'invalid_request', detail: 'An HTTP/1.1 request must carry a Host header.' });
+  const { status, body } = answerOf('invalid_request', 'An HTTP/1.1 request must carry a Host header.');
+  return reply.code(status).header('connection', 'close').send(body);
 }

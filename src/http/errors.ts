@@ -10,6 +10,11 @@ export const STATUS_BY_CODE: Record<string, number> = {
   not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  // what the server answers before any route (D84, D89: src/http/app.ts, src/http/client-errors.ts)
+  request_timeout: 408,
+  uri_too_long: 414,
+  expectation_failed: 417,
+  headers_too_large: 431,
   internal_error: 500,
   // C1.1 token endpoint
   unsupported_grant_type: 400,
