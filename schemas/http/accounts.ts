@@ -142,7 +142,7 @@ export const ListedAccount = z.object({
   cpo_external_ref: z.string().nullable(),
   payout_handler: PayoutHandlerEnum,
   created_at: Timestamp,
-  access_channel: z.string(),
+  access_channel: z.enum(['cpo_api']).describe('how the account came in: in account lists always cpo_api (created through this API)'),
   signatory: z.object({ full_name: z.string().nullable(), email: z.string().nullable() }),
   connections: z.array(ListedConnection),
 });

@@ -16,7 +16,7 @@ export const CurrentSession = z.object({
 export const ChargerItem = z.object({
   id: z.uuid(),
   nickname: z.string(),
-  connection_type: z.string(),
+  connection_type: z.enum(['ocpp', 'cloud_api']).describe('ocpp: the charger connects to this gateway over OCPP; cloud_api: registered by a CPO, its sessions reported through the CPO API'),
   status: z.enum(['online', 'offline']),
   mid_certified: z.boolean(),
   is_charging: z.boolean(),

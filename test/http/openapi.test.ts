@@ -103,6 +103,17 @@ describe('/openapi.json', () => {
     expect(ok.content['text/event-stream'].schema.type).toBe('string');
   });
 
+  it('lists the values of the fields that take one of a few (a generated client gets a union, not a bare string)', () => {
+    const listed = deref(doc, doc.paths['/v1/accounts'].get.responses['200'].content['application/json'].schema) as Json;
+    expect(listed.properties.accounts.items.properties.access_channel.enum).toEqual(['cpo_api']);
+    const chargers = deref(doc, doc.paths['/chargers'].get.responses['200'].content['application/json'].schema) as Json;
+    const item = chargers.properties.chargers.items.properties;
+    expect(item.connection_type.enum).toEqual(['ocpp', 'cloud_api']);
+    expect(item.status.enum).toEqual(['online', 'offline']);
+    const sessions = deref(doc, doc.paths['/sessions'].get.responses['200'].content['application/json'].schema) as Json;
+    expect(sessions.properties.sessions.items.properties.status.enum).toEqual(['active', 'completed']);
+  });
+
   it('types the CPO request bodies (no field left untyped)', () => {
     const body = (path: string) => deref(doc, doc.paths[path].post.requestBody.content['application/json'].schema) as Json;
     const untyped = (schema: Json, at: string): string[] =>

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/lib/secrets.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
-import { aUser, bearer } from '../helpers/factories.ts';
+import { aPartner, aUser, bearer } from '../helpers/factories.ts';
+import { aPartnerCharger } from '../helpers/partner-factories.ts';
 import { anOcppCharger } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
@@ -247,5 +248,21 @@ describe('GET /chargers and GET /sessions', () => {
     expect(body.estimate_basis).toEqual({ price_per_ere: 0.14, effective_fee_pct: 20 });
     // 3.33 ERE × €0.140 = €0.4662 gross, × 80 % = €0.37296 → 0.37
     expect(body.sessions[0]).toMatchObject({ counts_for_ere: true, ere_credits: 3.33, estimated_euro: 0.37 });
+  });
+
+  it('lists a charger a CPO registered on the user\'s account as cloud_api', async () => {
+    const frank = await aUser(svc.deps);
+    const partner = await aPartner(svc.deps);
+    const { chargerId } = await aPartnerCharger(svc.deps, { partnerId: partner.partnerId, brand: 'CloudBrand', serial: `SN-${Date.now()}` });
+    const account = await anEligibleAccount(frank.userId);
+    await svc.deps.db.updateTable('chargers').set({ account_id: account }).where('id', '=', chargerId).execute();
+    const res = await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(frank.token) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().chargers).toEqual([expect.objectContaining({ id: chargerId, connection_type: 'cloud_api', status: 'offline', mid_certified: true })]);
+    // the database holds the documented values (migrations/0063): no other can reach a response
+    const other = svc.deps.db.updateTable('chargers').set({ connection_type: 'modbus' as never }).where('id', '=', chargerId).execute();
+    await expect(other).rejects.toMatchObject({ code: '23514' });
+    const channel = svc.deps.db.updateTable('accounts').set({ access_channel: 'api' as never }).where('id', '=', account).execute();
+    await expect(channel).rejects.toMatchObject({ code: '23514' });
   });
 });

@@ -76,7 +76,7 @@ export interface AccountsTable {
   id: Generated<string>;
   partner_id: string | null;
   owner_user_id: string | null;
-  access_channel: Generated<string>;
+  access_channel: Generated<'cpo_api' | 'partner_claim' | 'personal'>;
   type: Generated<AccountType>;
   display_name: string | null;
   cpo_external_ref: string | null;
@@ -134,7 +134,7 @@ export interface ChargersTable {
   owner_user_id: string | null;
   partner_id: string | null;
   nickname: string | null;
-  connection_type: Generated<string>;
+  connection_type: Generated<'ocpp' | 'cloud_api'>;
   status: Generated<'active' | 'removed'>;
   serial_number: string | null;
   catalog_model_id: string | null;

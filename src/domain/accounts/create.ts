@@ -188,7 +188,7 @@ async function insertConnection(
 export interface ConceptAccountInput {
   partnerId: string | null;
   /** e.g. 'partner_claim' (C3.4); 'cpo_api' is for POST /v1/accounts */
-  accessChannel: string;
+  accessChannel: 'partner_claim' | 'personal';
   ownerUserId?: string | null;
   type?: AccountType;
   displayName?: string | null;

@@ -21,7 +21,8 @@ export interface ListedAccount {
   cpo_external_ref: string | null;
   payout_handler: PayoutHandler;
   created_at: string;
-  access_channel: string;
+  /** the list holds only the accounts created through the CPO API */
+  access_channel: 'cpo_api';
   signatory: { full_name: string | null; email: string | null };
   connections: ListedConnection[];
 }
@@ -82,7 +83,7 @@ export async function listCpoAccounts(
       cpo_external_ref: r.cpo_external_ref,
       payout_handler: r.payout_handler,
       created_at: isoSeconds(r.created_at),
-      access_channel: r.access_channel,
+      access_channel: 'cpo_api' as const, // the query takes only these
       signatory: { full_name: r.signatory_full_name, email: r.signatory_email },
       connections: byAccount.get(r.id) ?? [],
     })),

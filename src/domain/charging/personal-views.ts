@@ -15,7 +15,7 @@ import { NOT_SIGNED, type SignedCounts, signedCountsOf } from './signed-counts.t
 export interface ChargerItem {
   id: string;
   nickname: string;
-  connection_type: string;
+  connection_type: 'ocpp' | 'cloud_api';
   status: 'online' | 'offline';
   mid_certified: boolean;
   is_charging: boolean;

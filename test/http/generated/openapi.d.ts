@@ -1646,7 +1646,11 @@ export interface operations {
                             payout_handler: "joulo_pays_customer" | "via_cpo_invoicing";
                             /** @description UTC timestamp YYYY-MM-DDTHH:mm:ssZ */
                             created_at: string;
-                            access_channel: string;
+                            /**
+                             * @description how the account came in: in account lists always cpo_api (created through this API)
+                             * @enum {string}
+                             */
+                            access_channel: "cpo_api";
                             signatory: {
                                 full_name: string | null;
                                 email: string | null;
@@ -3069,7 +3073,11 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             nickname: string;
-                            connection_type: string;
+                            /**
+                             * @description ocpp: the charger connects to this gateway over OCPP; cloud_api: registered by a CPO, its sessions reported through the CPO API
+                             * @enum {string}
+                             */
+                            connection_type: "ocpp" | "cloud_api";
                             /** @enum {string} */
                             status: "online" | "offline";
                             mid_certified: boolean;
@@ -3180,7 +3188,11 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         nickname: string;
-                        connection_type: string;
+                        /**
+                         * @description ocpp: the charger connects to this gateway over OCPP; cloud_api: registered by a CPO, its sessions reported through the CPO API
+                         * @enum {string}
+                         */
+                        connection_type: "ocpp" | "cloud_api";
                         /** @enum {string} */
                         status: "online" | "offline";
                         mid_certified: boolean;
