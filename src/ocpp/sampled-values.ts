@@ -27,7 +27,26 @@ const MULTIPLIER_MAX = 6;
 
 export type Version = 'ocpp1.6' | 'ocpp2.0.1';
 
+/**
+ * Where a sampled value was measured (OCPP `location`, both versions; `Outlet` when absent), as a rank: the lower,
+ * the nearer the connector's meter. A meter value may carry the same register from several places (the connector's
+ * meter and the charger's grid inlet, or the vehicle's own figure); its reading is taken from the nearest one sent.
+ * Inlet and body measure the whole charger, its own consumption and other connectors included. `EV` is the
+ * vehicle's figure, not a meter of the charger: never a reading. An unknown label is read as the default.
+ */
+const LOCATION_RANK: Readonly<Record<string, number>> = { outlet: 0, cable: 1, inlet: 2, body: 3 };
+const EV = -1;
+
+function locationRank(raw: unknown): number {
+  if (typeof raw !== 'string') return 0;
+  const l = raw.trim().toLowerCase();
+  if (l === 'ev') return EV;
+  return LOCATION_RANK[l] ?? 0;
+}
+
 interface Sample {
+  /** locationRank of the sampled value */
+  rank: number;
   phase: string;
   /** null: a signed value only (1.6 format SignedData) */
   wh: bigint | null;
@@ -52,13 +71,18 @@ function multiplierOf(r: Reader, raw: unknown): number {
 function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample | null {
   const measurand = sv.measurand === undefined ? ENERGY_REGISTER : r.enumOf(MEASURANDS, sv.measurand, 'measurand');
   if (measurand !== ENERGY_REGISTER) return null;
+  const rank = locationRank(sv.location);
+  if (rank === EV) {
+    r.quirk('location_ignored');
+    return null;
+  }
   const phaseRaw = sv.phase === undefined || sv.phase === '' ? null : r.enumOf(PHASES, sv.phase, 'phase');
   const phase = phaseRaw ? phaseRaw.replace(/-N$/, '') : '';
   if (phase === 'N' || phase.includes('-')) return null; // neutral and line-to-line are not energy of a phase
   const context = r.str(sv.context, 'context');
   if (v === 'ocpp1.6') {
     const format = sv.format === undefined ? 'Raw' : r.enumOf(['Raw', 'SignedData'] as const, sv.format, 'format');
-    if (format === 'SignedData') return { phase, wh: null, signed: r.str(sv.value, 'value', true), context };
+    if (format === 'SignedData') return { rank, phase, wh: null, signed: r.str(sv.value, 'value', true), context };
   }
   const uom = v === 'ocpp2.0.1' && sv.unitOfMeasure !== undefined ? r.obj(sv.unitOfMeasure, 'unitOfMeasure') : undefined;
   const unitRaw = v === 'ocpp1.6' ? sv.unit : uom?.unit;
@@ -76,7 +100,7 @@ function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample 
     throw new Unusable('signedMeterValue is nested too deep');
   }
   const sm = v === 'ocpp2.0.1' && sv.signedMeterValue !== undefined ? JSON.stringify(sv.signedMeterValue) : null;
-  return { phase, wh, signed: sm, context };
+  return { rank, phase, wh, signed: sm, context };
 }
 
 const POWER = 'Power.Active.Import';
@@ -90,6 +114,7 @@ const MAX_POWER_W = 1e9;
 function powerOf(v: Version, sv: Record<string, unknown>): { phase: string; w: number } | null {
   if (typeof sv.measurand !== 'string' || sv.measurand.trim().toLowerCase() !== POWER.toLowerCase()) return null;
   if (v === 'ocpp1.6' && sv.format !== undefined && sv.format !== 'Raw') return null;
+  if (locationRank(sv.location) === EV) return null;
   const uom = v === 'ocpp2.0.1' && typeof sv.unitOfMeasure === 'object' && sv.unitOfMeasure !== null ? (sv.unitOfMeasure as Record<string, unknown>) : {};
   const unit = String((v === 'ocpp1.6' ? sv.unit : uom.unit) ?? 'W').trim().toLowerCase();
   const multiplier = uom.multiplier === undefined ? 0 : Number(uom.multiplier);
@@ -142,9 +167,10 @@ export function readMeterValues(r: Reader, v: Version, meterValues: unknown, con
       continue;
     }
     const timestamp = (mvRaw as Record<string, unknown>).timestamp;
-    const samples: Sample[] = [];
+    let samples: Sample[] = [];
     const powers: Array<{ phase: string; w: number }> = [];
-    let energyLost = false;
+    /** the nearest location of an energy value that could not be read (none: Infinity) */
+    let lostRank = Infinity;
     for (const raw of sampled) {
       try {
         const sv = r.obj(raw, 'sampledValue');
@@ -156,11 +182,24 @@ export function readMeterValues(r: Reader, v: Version, meterValues: unknown, con
         }
       } catch (err) {
         if (!(err instanceof Unusable)) throw err;
-        if (looksLikeEnergy(raw)) energyLost = true;
+        if (looksLikeEnergy(raw)) {
+          const rank = locationRank((raw as Record<string, unknown> | null)?.location);
+          if (rank !== EV) lostRank = Math.min(lostRank, rank);
+        }
         r.aside.push({ reason: err.message, part: { timestamp, sampledValue: [raw] } });
       }
     }
     if (samples.length === 0) continue;
+    // the register of the place nearest the connector's meter that was sent (LOCATION_RANK); the others are not
+    // read, and when the nearest one's value was unreadable (set aside above) a farther one does not stand in for it
+    let nearest = lostRank;
+    for (const x of samples) if (x.rank < nearest) nearest = x.rank;
+    if (samples.some((x) => x.rank !== nearest)) {
+      r.quirk('location_ignored');
+      samples = samples.filter((x) => x.rank === nearest);
+      if (samples.length === 0) continue;
+    }
+    const energyLost = lostRank === nearest;
     const signed = samples.find((s) => s.signed !== null)?.signed ?? null;
     const context = samples.find((s) => s.context !== null)?.context ?? contextDefault;
     let wh: bigint | null = samples.find((s) => s.phase === '' && s.wh !== null)?.wh ?? null;

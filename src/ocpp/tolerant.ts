@@ -23,6 +23,7 @@ export type QuirkKind =
   | 'empty_string'
   | 'number_as_string'
   | 'phase_sum'
+  | 'location_ignored'
   | 'missing_evse'
   | 'invalid_status_notification';
 

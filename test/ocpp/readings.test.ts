@@ -91,6 +91,44 @@ describe('meter readings (C4.5)', () => {
     expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('10');
   });
 
+  it("reads the register of the connector's meter: Outlet before Cable, Inlet and Body; never the vehicle's (EV)", async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 10_000);
+      const w = (value: string, location?: string, phase?: string) => ({ value, unit: 'Wh', ...(location ? { location } : {}), ...(phase ? { phase } : {}) });
+      const power = (value: string, location?: string) => ({ value, measurand: 'Power.Active.Import', unit: 'W', ...(location ? { location } : {}) });
+      await cli.call('MeterValues', {
+        connectorId: 1,
+        transactionId: tx,
+        meterValue: [
+          // the vehicle's own figure and the grid inlet's register (the whole charger) beside the connector's
+          { timestamp: at(1), sampledValue: [w('99999', 'EV'), w('50000', 'Inlet'), w('10250', 'Outlet')] },
+          // no location is the connector's (the default); the vehicle's power is not the charger's either
+          { timestamp: at(2), sampledValue: [w('60000', 'inlet'), w('10400'), power('7000', 'EV'), power('3500')] },
+          // only the vehicle's figure: no reading
+          { timestamp: at(3), sampledValue: [w('120000', 'EV')] },
+          // the connector's phases before the inlet's total
+          { timestamp: at(4), sampledValue: [w('60500', 'Inlet'), w('3500', 'Outlet', 'L1'), w('3500', 'Outlet', 'L2'), w('3600', 'Outlet', 'L3')] },
+          // the connector's value unreadable: set aside, and the inlet's does not stand in for it
+          { timestamp: at(5), sampledValue: [w('abc', 'Outlet'), w('60600', 'Inlet')] },
+          // only the inlet was sent: it is what this charger reports
+          { timestamp: at(6), sampledValue: [w('10700', 'Inlet')] },
+        ],
+      });
+    });
+    const rows = await svc.deps.db.selectFrom('meter_readings').select(['measured_at', 'wh', 'power_w']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
+    expect(rows.map((r) => [iso(r.measured_at), r.wh, r.power_w])).toEqual([
+      [at(0), '10000', null],
+      [at(1), '10250', null],
+      [at(2), '10400', 3500],
+      [at(4), '10600', null],
+      [at(6), '10700', null],
+    ]);
+    expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('700');
+    const q = await svc.deps.db.selectFrom('ocpp_quarantine').select(['kind', 'raw', 'reason']).where('charger_id', '=', ch.chargerId).execute();
+    expect(q).toEqual([expect.objectContaining({ kind: 'part', raw: expect.stringContaining('"abc"') })]);
+    expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="location_ignored"');
+  });
+
   it('flags a register going backwards, never yields negative energy; flags an implausible step and holds it out', async () => {
     const ch = await withCharger('ocpp1.6', async (cli) => {
       const tx = await start16(cli, 0, 5000);
