@@ -116,7 +116,7 @@ describe('meter readings (C4.5)', () => {
       });
     });
     const rows = await svc.deps.db.selectFrom('meter_readings').select(['measured_at', 'wh', 'power_w']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
-    expect(rows.map((r) => [iso(r.measured_at), r.wh, r.power_w])).toEqual([
+    expect(rows.map((r) => [iso(new Date(r.measured_at).getTime()), r.wh, r.power_w])).toEqual([
       [at(0), '10000', null],
       [at(1), '10250', null],
       [at(2), '10400', 3500],
