@@ -37,7 +37,8 @@ export interface BareServer {
 }
 
 function energyOfSampled(sampled: any[]): number | undefined {
-  const reg = (sampled ?? []).filter((s) => (s.measurand ?? 'Energy.Active.Import.Register') === 'Energy.Active.Import.Register');
+  // the connector's register (location Outlet, the default): not the vehicle's figure or the grid inlet's
+  const reg = (sampled ?? []).filter((s) => (s.measurand ?? 'Energy.Active.Import.Register') === 'Energy.Active.Import.Register' && (s.location ?? 'Outlet') === 'Outlet');
   if (reg.length === 0) return undefined;
   const scale = (s: any) => {
     const unit = String(s.unit ?? s.unitOfMeasure?.unit ?? 'Wh');

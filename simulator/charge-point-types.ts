@@ -5,18 +5,19 @@ import type { Stats } from './stats.ts';
 export type Protocol = 'ocpp1.6' | 'ocpp2.0.1';
 export const PROTOCOLS: readonly Protocol[] = ['ocpp1.6', 'ocpp2.0.1'];
 
-/** Deviations real chargers show (issue 5 item 2); the first five keep the energy totals intact. */
+/** Deviations real chargers show (issue 5 item 2); the first six keep the energy totals intact. */
 export type Quirk =
   | 'kwh' // register values sent in kWh (correctly labelled)
   | 'phases' // only per-phase registers L1..L3, no phase-less total
   | 'register-reset' // the register restarts at 0 for every transaction
   | 'no-txid' // periodic readings without transactionId (1.6) / as MeterValues instead of TransactionEvent (2.0.1)
   | 'no-subprotocol' // the WebSocket upgrade offers no subprotocol (served as 1.6 by most systems)
+  | 'other-locations' // beside the connector's register, the vehicle's own figure (location EV) and the grid inlet's (the whole charger), sent first
   | 'kwh-as-wh' // kWh figures labelled Wh (a broken firmware; totals deliberately wrong)
   | 'wh-as-kwh'; // Wh figures labelled kWh (a broken firmware; totals deliberately wrong)
-export const QUIRKS: readonly Quirk[] = ['kwh', 'phases', 'register-reset', 'no-txid', 'no-subprotocol', 'kwh-as-wh', 'wh-as-kwh'];
+export const QUIRKS: readonly Quirk[] = ['kwh', 'phases', 'register-reset', 'no-txid', 'no-subprotocol', 'other-locations', 'kwh-as-wh', 'wh-as-kwh'];
 /** the quirks a central system must absorb without changing the energy (the default `quirks` set) */
-export const TOTAL_PRESERVING_QUIRKS: readonly Quirk[] = ['kwh', 'phases', 'register-reset', 'no-txid', 'no-subprotocol'];
+export const TOTAL_PRESERVING_QUIRKS: readonly Quirk[] = ['kwh', 'phases', 'register-reset', 'no-txid', 'no-subprotocol', 'other-locations'];
 
 export interface ChargePointOptions {
   /** central system endpoint WITHOUT the identity, e.g. ws://localhost:8080/ocpp (the identity is appended) */

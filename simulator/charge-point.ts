@@ -44,7 +44,8 @@ export interface ProtocolAdapter {
   statusRequest(connectorId: number, status: string, at: Date): Record<string, unknown>;
   authorizeRequest(idTag: string): Record<string, unknown>;
   authorizeStatus(res: any): string | undefined;
-  energyValue(v: number, f: EnergyFormat, context: string, phase: string | undefined): Record<string, unknown>;
+  /** a register value measured at `location` (the connector's meter, `Outlet`, unless said) */
+  energyValue(v: number, f: EnergyFormat, context: string, phase: string | undefined, location?: 'Outlet' | 'Inlet' | 'EV'): Record<string, unknown>;
   powerValue(powerW: number, context: string): Record<string, unknown>;
   idleMeterValues(connectorId: number, mv: Record<string, unknown>): Record<string, unknown>;
   begin(cp: ChargePoint, tx: Tx, o: { at: Date; trigger?: 'Authorized' | 'RemoteStart'; remoteStartId?: number }): Promise<void>;
@@ -54,6 +55,9 @@ export interface ProtocolAdapter {
 }
 
 /** Calls both protocols answer the same way (their responses have the same shape in 1.6 and 2.0.1). */
+/** simulator `other-locations`: the grid inlet's register runs this far ahead of the connector's (the charger's own use) */
+const INLET_OFFSET_WH = 1_250_000;
+
 const COMMON_ANSWERS: Record<string, Record<string, unknown>> = {
   ChangeAvailability: { status: 'Accepted' },
   UnlockConnector: { status: 'Unlocked' },
@@ -188,6 +192,11 @@ export class ChargePoint extends ChargePointLink {
   meterValue(wh: number, at: Date, context: string, quirks: readonly Quirk[], powerW?: number): Record<string, unknown> {
     const f = energyFormat(wh, quirks);
     const sampled = f.values.map(({ v, phase }) => this.adapter.energyValue(v, f, context, phase));
+    if (quirks.includes('other-locations')) {
+      // first, as some firmware sends them: the vehicle's own figure (a few per cent under the meter's) and the grid
+      // inlet's register (the whole charger: its own consumption and any other connector on top)
+      sampled.unshift(this.adapter.energyValue(Math.floor((wh * 96) / 100), f, context, undefined, 'EV'), this.adapter.energyValue(wh + INLET_OFFSET_WH, f, context, undefined, 'Inlet'));
+    }
     if (powerW !== undefined && context === 'Sample.Periodic') sampled.push(this.adapter.powerValue(powerW, context));
     return { timestamp: iso(at), sampledValue: sampled };
   }

@@ -46,12 +46,12 @@ export const v16: ProtocolAdapter = {
   authorizeRequest: (idTag) => ({ idTag }),
   authorizeStatus: (res) => res?.idTagInfo?.status,
 
-  energyValue: (v, f, context, phase) => ({
+  energyValue: (v, f, context, phase, location = 'Outlet') => ({
     value: f.kwh ? whToKwhString(v) : String(v),
     context,
     measurand: 'Energy.Active.Import.Register',
     unit: f.label,
-    location: 'Outlet',
+    location,
     ...(phase ? { phase } : {}),
   }),
   powerValue: (powerW, context) => ({ value: String(powerW), context, measurand: 'Power.Active.Import', unit: 'W', location: 'Outlet' }),

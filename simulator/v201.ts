@@ -67,11 +67,11 @@ export const v201: ProtocolAdapter = {
   authorizeRequest: (idTag) => ({ idToken: { idToken: idTag, type: 'ISO14443' } }),
   authorizeStatus: (res) => res?.idTokenInfo?.status,
 
-  energyValue: (v, f, context, phase) => ({
+  energyValue: (v, f, context, phase, location = 'Outlet') => ({
     value: f.kwh ? Number(whToKwhString(v)) : v,
     context,
     measurand: 'Energy.Active.Import.Register',
-    location: 'Outlet',
+    location,
     unitOfMeasure: { unit: f.label },
     ...(phase ? { phase } : {}),
   }),
