@@ -54,10 +54,10 @@ export interface ProtocolAdapter {
   handle(cp: ChargePoint, method: string, params: any): Record<string, unknown> | undefined;
 }
 
-/** Calls both protocols answer the same way (their responses have the same shape in 1.6 and 2.0.1). */
 /** simulator `other-locations`: the grid inlet's register runs this far ahead of the connector's (the charger's own use) */
 const INLET_OFFSET_WH = 1_250_000;
 
+/** Calls both protocols answer the same way (their responses have the same shape in 1.6 and 2.0.1). */
 const COMMON_ANSWERS: Record<string, Record<string, unknown>> = {
   ChangeAvailability: { status: 'Accepted' },
   UnlockConnector: { status: 'Unlocked' },

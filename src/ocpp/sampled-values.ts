@@ -33,15 +33,25 @@ export type Version = 'ocpp1.6' | 'ocpp2.0.1';
  * meter and the charger's grid inlet, or the vehicle's own figure); its reading is taken from the nearest one sent.
  * Inlet and body measure the whole charger, its own consumption and other connectors included. `EV` is the
  * vehicle's figure, not a meter of the charger: never a reading. An unknown label is read as the default.
+ * Ranks: Outlet 0, Cable 1, Inlet 2, Body 3.
  */
-const LOCATION_RANK: Readonly<Record<string, number>> = { outlet: 0, cable: 1, inlet: 2, body: 3 };
 const EV = -1;
 
 function locationRank(raw: unknown): number {
   if (typeof raw !== 'string') return 0;
-  const l = raw.trim().toLowerCase();
-  if (l === 'ev') return EV;
-  return LOCATION_RANK[l] ?? 0;
+  // a switch, not a lookup in an object: a charger's text such as "constructor" must not find a property of it
+  switch (raw.trim().toLowerCase()) {
+    case 'ev':
+      return EV;
+    case 'cable':
+      return 1;
+    case 'inlet':
+      return 2;
+    case 'body':
+      return 3;
+    default:
+      return 0; // Outlet, and any label OCPP does not have
+  }
 }
 
 interface Sample {

@@ -112,6 +112,9 @@ describe('meter readings (C4.5)', () => {
           { timestamp: at(5), sampledValue: [w('abc', 'Outlet'), w('60600', 'Inlet')] },
           // only the inlet was sent: it is what this charger reports
           { timestamp: at(6), sampledValue: [w('10700', 'Inlet')] },
+          // a label OCPP does not have is read as the default, even one that names a property of every JavaScript object
+          { timestamp: at(7), sampledValue: [w('10800', 'constructor')] },
+          { timestamp: at(8), sampledValue: [w('10900', '__proto__'), w('61000', 'Inlet')] },
         ],
       });
     });
@@ -122,8 +125,10 @@ describe('meter readings (C4.5)', () => {
       [at(2), '10400', 3500],
       [at(4), '10600', null],
       [at(6), '10700', null],
+      [at(7), '10800', null],
+      [at(8), '10900', null],
     ]);
-    expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('700');
+    expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('900');
     const q = await svc.deps.db.selectFrom('ocpp_quarantine').select(['kind', 'raw', 'reason']).where('charger_id', '=', ch.chargerId).execute();
     expect(q).toEqual([expect.objectContaining({ kind: 'part', raw: expect.stringContaining('"abc"') })]);
     expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="location_ignored"');
