@@ -109,6 +109,9 @@ describe('verifySignedData', () => {
     expect(verifySignedData({ signedData: namedWrong, registeredKey: meter.publicKeyHex, reading })).toMatchObject({ status: 'invalid', reason: 'curve_mismatch' });
     const unknown = signOcmf(meter, ocmfPayload([{ at: AT, wh: 2_935_600 }]), { sa: 'RSA-4096-MD5' });
     expect(verifySignedData({ signedData: unknown, registeredKey: meter.publicKeyHex, reading })).toMatchObject({ status: 'invalid', reason: 'unsupported_algorithm' });
+    // a curve name that is a property of every JavaScript object is no curve either
+    const hostile = signOcmf(meter, ocmfPayload([{ at: AT, wh: 2_935_600 }]), { sa: 'ECDSA-constructor-SHA256' });
+    expect(verifySignedData({ signedData: hostile, registeredKey: meter.publicKeyHex, reading })).toMatchObject({ status: 'invalid', reason: 'unsupported_algorithm' });
     const smv = { ...signedMeterValue(signedReading(meter, AT, 2_935_600), meter), publicKey: 'bm90IGEga2V5' };
     expect(verifySignedData({ signedData: JSON.stringify(smv), reading })).toMatchObject({ status: 'invalid', reason: 'bad_key' });
     expect(verifySignedData({ signedData: JSON.stringify({ signedMeterData: 'AQID', encodingMethod: 'EDL40' }) })).toMatchObject({ status: 'unverified', reason: 'unsupported_format' });

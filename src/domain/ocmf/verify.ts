@@ -38,7 +38,9 @@ const ALGORITHM = /^ECDSA-([A-Za-z0-9]+)-SHA-?(256|384|512)$/i;
 /** `ECDSA-<curve>-SHA<n>` → the OpenSSL curve name and hash, or null when it is not one OCMF uses. */
 export function algorithmOf(sa: string): { curve: string; hash: 'sha256' | 'sha384' | 'sha512' } | null {
   const m = ALGORITHM.exec(sa.trim());
-  const curve = m ? CURVES[m[1]!.toLowerCase()] : undefined;
+  // an own property only: a charger's "ECDSA-constructor-SHA256" must not find Object's constructor
+  const name = m ? m[1]!.toLowerCase() : undefined;
+  const curve = name !== undefined && Object.hasOwn(CURVES, name) ? CURVES[name] : undefined;
   return m && curve ? { curve, hash: `sha${m[2]}` as 'sha256' | 'sha384' | 'sha512' } : null;
 }
 
