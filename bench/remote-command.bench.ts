@@ -10,9 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { RPCClient } from 'ocpp-rpc';
-import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
-import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
+import type { RPCClient } from 'ocpp-rpc';
+import { connectOwnedCharger, startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
 import { freshDatabase } from './fresh-db.ts';
 import { runBench } from './bench-service.ts';
 
@@ -46,26 +45,10 @@ async function main(): Promise<void> {
     const token = (JSON.parse(fs.readFileSync(path.join(dirA, 'demo-credentials.json'), 'utf8')) as { user: { token: string } }).user.token;
     const ids: string[] = [];
     for (let i = 0; i < Number(a.chargers); i++) {
-      const res = await fetch(`${A.url}/chargers`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ nickname: `Cmd ${i}`, connection_type: 'ocpp' }),
-      });
-      const body = (await res.json()) as { id: string; ocpp: { identity: string; password: string } };
-      const opts: Partial<RPC_ClientOptions> = {
-        endpoint: A.url.replace(/^http/, 'ws') + '/ocpp',
-        identity: body.ocpp.identity,
-        password: body.ocpp.password,
-        protocols: ['ocpp1.6'],
-        reconnect: false,
-        strictMode: false,
-      };
-      const cli = new RPCClient(opts as RPC_ClientOptions);
-      cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
-      await cli.connect();
+      const { id, cli } = await connectOwnedCharger(A.url, token, `Cmd ${i}`, (c) => c.handle('TriggerMessage', async () => ({ status: 'Accepted' })));
       await cli.call('BootNotification', { chargePointVendor: 'Alfen BV', chargePointModel: 'NG910-60023' });
       clients.push(cli);
-      ids.push(body.id);
+      ids.push(id);
     }
     const times: number[] = [];
     let failed = 0;

@@ -10,9 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { RPCClient } from 'ocpp-rpc';
-import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
-import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
+import type { RPCClient } from 'ocpp-rpc';
+import { connectOwnedCharger, startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
 import { freshDatabase } from './fresh-db.ts';
 import { runBench } from './bench-service.ts';
 
@@ -121,27 +120,12 @@ async function main(): Promise<void> {
     const token = (JSON.parse(fs.readFileSync(path.join(dirA, 'demo-credentials.json'), 'utf8')) as { user: { token: string } }).user.token;
     const chargers: Array<{ id: string; cli: RPCClient; tx: number; wh: number }> = [];
     for (let i = 0; i < Number(a.chargers); i++) {
-      const res = await fetch(`${A.url}/chargers`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ nickname: `Stream ${i}`, connection_type: 'ocpp' }),
-      });
-      const body = (await res.json()) as { id: string; ocpp: { identity: string; password: string } };
-      const opts: Partial<RPC_ClientOptions> = {
-        endpoint: A.url.replace(/^http/, 'ws') + '/ocpp',
-        identity: body.ocpp.identity,
-        password: body.ocpp.password,
-        protocols: ['ocpp1.6'],
-        reconnect: false,
-        strictMode: false,
-      };
-      const cli = new RPCClient(opts as RPC_ClientOptions);
-      await cli.connect();
+      const { id, cli } = await connectOwnedCharger(A.url, token, `Stream ${i}`);
       clients.push(cli);
       await cli.call('BootNotification', { chargePointVendor: 'Alfen BV', chargePointModel: 'NG910-60023' });
       const wh = 1_000_000 + i * 1000;
       const started = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'BENCH', meterStart: wh, timestamp: new Date().toISOString() })) as { transactionId: number };
-      chargers.push({ id: body.id, cli, tx: started.transactionId, wh });
+      chargers.push({ id, cli, tx: started.transactionId, wh });
     }
     for (let i = 0; i < streamsWanted; i++) {
       const w = new StreamWatch();

@@ -1,6 +1,8 @@
 // The service as a real child process (`node --import tsx src/main.ts`, or the build's dist), for tests that must
 // see the process itself: that it starts and stops cleanly, stays alive under hostile input, or what survives a SIGKILL. In-process tests use app.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { RPCClient } from 'ocpp-rpc';
+import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -77,4 +79,36 @@ export async function startServiceProcess(
       return exited;
     },
   };
+}
+
+/**
+ * A charger registered by its owner through a running service (`POST /chargers` with the owner's personal token) and
+ * connected to it over OCPP 1.6 as that charger (no reconnect, no schema checks of its own); `prepare` adds the
+ * charger's handlers before it connects. Not booted: the caller sends its BootNotification.
+ */
+export async function connectOwnedCharger(
+  serviceUrl: string,
+  ownerToken: string,
+  nickname: string,
+  prepare?: (cli: RPCClient) => void,
+): Promise<{ id: string; identity: string; cli: RPCClient }> {
+  const res = await fetch(`${serviceUrl}/chargers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ nickname, connection_type: 'ocpp' }),
+  });
+  if (res.status !== 201) throw new Error(`POST /chargers answered ${res.status}: ${await res.text()}`);
+  const body = (await res.json()) as { id: string; ocpp: { identity: string; password: string } };
+  const opts: Partial<RPC_ClientOptions> = {
+    endpoint: serviceUrl.replace(/^http/, 'ws') + '/ocpp',
+    identity: body.ocpp.identity,
+    password: body.ocpp.password,
+    protocols: ['ocpp1.6'],
+    reconnect: false,
+    strictMode: false,
+  };
+  const cli = new RPCClient(opts as RPC_ClientOptions);
+  prepare?.(cli);
+  await cli.connect();
+  return { id: body.id, identity: body.ocpp.identity, cli };
 }

@@ -4,14 +4,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RPCClient } from 'ocpp-rpc';
-import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
+import type { RPCClient } from 'ocpp-rpc';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createDb } from '../../src/db/database.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { bootPayload, eventually } from '../helpers/ocpp-factories.ts';
-import { startServiceProcess } from '../helpers/service-process.ts';
+import { connectOwnedCharger, startServiceProcess } from '../helpers/service-process.ts';
 
 const ADMIN = 'cluster-test-admin-token-0123456789';
 
@@ -41,27 +40,10 @@ describe('WORKERS', () => {
         const holders = async () =>
           new Set((await h.db.selectFrom('ocpp_chargers').select('instance_id').where('charger_id', 'in', chargers.map((c) => c.id)).where('connected', '=', true).execute()).map((r) => r.instance_id));
         for (let i = 0; i < 16 && (chargers.length < 4 || (await holders()).size < 2); i++) {
-          const res = await fetch(`${svc.url}/chargers`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ nickname: `Cluster ${i}`, connection_type: 'ocpp' }),
-          });
-          expect(res.status).toBe(201);
-          const body = (await res.json()) as { id: string; ocpp: { identity: string; password: string } };
-          const opts: Partial<RPC_ClientOptions> = {
-            endpoint: svc.url.replace(/^http/, 'ws') + '/ocpp',
-            identity: body.ocpp.identity,
-            password: body.ocpp.password,
-            protocols: ['ocpp1.6'],
-            reconnect: false,
-            strictMode: false,
-          };
-          const cli = new RPCClient(opts as RPC_ClientOptions);
-          cli.handle('TriggerMessage', async () => ({ status: 'Accepted' }));
-          await cli.connect();
+          const { id, identity, cli } = await connectOwnedCharger(svc.url, token, `Cluster ${i}`, (c) => c.handle('TriggerMessage', async () => ({ status: 'Accepted' })));
           await cli.call('BootNotification', bootPayload('ocpp1.6'));
           clients.push(cli);
-          chargers.push({ id: body.id, identity: body.ocpp.identity });
+          chargers.push({ id, identity });
         }
         expect((await holders()).size).toBe(2);
 
