@@ -7,6 +7,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Deps } from '../src/deps.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/main.ts';
+import { startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
 import { freshDatabase } from './fresh-db.ts';
 
 /** Runs fn with the service's deps on a fresh database next to `base` (no HTTP, no jobs, no seed); cleans up after. */
@@ -37,3 +38,35 @@ export function runBench(name: string, main: () => Promise<void>, before: () => 
     },
   );
 }
+
+/** Two service processes, A and B, on one fresh PostgreSQL database next to `base` (sandbox, no jobs). */
+export interface TwoServices {
+  A: ServiceProcess;
+  B: ServiceProcess;
+  /** the seeded sandbox user's personal token (chargers:read and chargers:write) */
+  ownerToken: string;
+}
+
+/**
+ * Runs fn with two service processes sharing one fresh database (what one process must tell the other goes through
+ * PostgreSQL); `env` adds to their environment. Stops both and drops the database afterwards.
+ */
+export async function withTwoServices(base: string, name: string, env: Record<string, string>, fn: (s: TwoServices) => Promise<void>): Promise<void> {
+  const db = await freshDatabase(base, `ere_bench_${name}`);
+  const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), `ere-${name}-a-`)), fs.mkdtempSync(path.join(os.tmpdir(), `ere-${name}-b-`))];
+  // the owner registers every charger of the run through the Personal API: its per-minute limit out of the way
+  const common = { DATABASE_URL: db.url, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PERSONAL_PER_MIN: '100000', ...env };
+  const started: ServiceProcess[] = [];
+  try {
+    for (const dir of dirs) started.push(await startServiceProcess({ ...common, DATA_DIR: dir }));
+    const ownerToken = (JSON.parse(fs.readFileSync(path.join(dirs[0]!, 'demo-credentials.json'), 'utf8')) as { user: { token: string } }).user.token;
+    await fn({ A: started[0]!, B: started[1]!, ownerToken });
+  } finally {
+    for (const s of started) await s.kill('SIGTERM');
+    await db.drop();
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The p-th percentile of sorted values (NaN when there are none). */
+export const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;

@@ -6,14 +6,11 @@
 // in a running transaction; the owner's streams are open on process B. For every reading the time from its
 // acknowledgement (it is committed by then, C4.11) to the first `charger` event on each stream whose
 // `latest_meter_wh` has reached it. Prints p50/p90/p99/max per stream and overall, and the readings never shown.
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RPCClient } from 'ocpp-rpc';
-import { connectOwnedCharger, startServiceProcess, type ServiceProcess } from '../test/helpers/service-process.ts';
-import { freshDatabase } from './fresh-db.ts';
-import { runBench } from './bench-service.ts';
+import { connectOwnedCharger } from '../test/helpers/service-process.ts';
+import { percentile, runBench, withTwoServices } from './bench-service.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -35,7 +32,6 @@ if (!(streamsWanted >= 1 && streamsWanted <= 5)) {
   process.exit(2);
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const r1 = (v: number) => Math.round(v * 10) / 10;
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
@@ -106,92 +102,80 @@ class StreamWatch {
 }
 
 async function main(): Promise<void> {
-  const db = await freshDatabase(base!, 'ere_bench_stream');
-  const dirA = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-stream-a-'));
-  const dirB = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-stream-b-'));
-  const env = { DATABASE_URL: db.url, APP_ENV: 'sandbox', JOBS_ENABLED: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PERSONAL_PER_MIN: '100000' };
-  let A: ServiceProcess | undefined;
-  let B: ServiceProcess | undefined;
-  const clients: RPCClient[] = [];
-  const watches: StreamWatch[] = [];
-  try {
-    A = await startServiceProcess({ ...env, DATA_DIR: dirA });
-    B = await startServiceProcess({ ...env, DATA_DIR: dirB });
-    const token = (JSON.parse(fs.readFileSync(path.join(dirA, 'demo-credentials.json'), 'utf8')) as { user: { token: string } }).user.token;
-    const chargers: Array<{ id: string; cli: RPCClient; tx: number; wh: number }> = [];
-    for (let i = 0; i < Number(a.chargers); i++) {
-      const { id, cli } = await connectOwnedCharger(A.url, token, `Stream ${i}`);
-      clients.push(cli);
-      await cli.call('BootNotification', { chargePointVendor: 'Alfen BV', chargePointModel: 'NG910-60023' });
-      const wh = 1_000_000 + i * 1000;
-      const started = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'BENCH', meterStart: wh, timestamp: new Date().toISOString() })) as { transactionId: number };
-      chargers.push({ id, cli, tx: started.transactionId, wh });
-    }
-    for (let i = 0; i < streamsWanted; i++) {
-      const w = new StreamWatch();
-      await w.open(B.url, token);
-      watches.push(w);
-    }
-    await sleep(1500); // the streams' first events (every charger's current state) have passed
+  await withTwoServices(base!, 'stream', {}, async ({ A, B, ownerToken: token }) => {
+    const clients: RPCClient[] = [];
+    const watches: StreamWatch[] = [];
+    try {
+      const chargers: Array<{ id: string; cli: RPCClient; tx: number; wh: number }> = [];
+      for (let i = 0; i < Number(a.chargers); i++) {
+        const { id, cli } = await connectOwnedCharger(A.url, token, `Stream ${i}`);
+        clients.push(cli);
+        await cli.call('BootNotification', { chargePointVendor: 'Alfen BV', chargePointModel: 'NG910-60023' });
+        const wh = 1_000_000 + i * 1000;
+        const started = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'BENCH', meterStart: wh, timestamp: new Date().toISOString() })) as { transactionId: number };
+        chargers.push({ id, cli, tx: started.transactionId, wh });
+      }
+      for (let i = 0; i < streamsWanted; i++) {
+        const w = new StreamWatch();
+        await w.open(B.url, token);
+        watches.push(w);
+      }
+      await sleep(1500); // the streams' first events (every charger's current state) have passed
 
-    const intervalMs = Number(a.interval) * 1000;
-    const until = performance.now() + Number(a.duration) * 1000;
-    let sent = 0;
-    let failed = 0;
-    // each charger on its own clock, spread over the interval
-    await Promise.all(
-      chargers.map(async (c, i) => {
-        await sleep((i * intervalMs) / chargers.length);
-        while (performance.now() < until) {
-          const next = performance.now() + intervalMs;
-          c.wh += 37; // 37 Wh every interval: a charger at a few kW
-          const wh = c.wh;
-          try {
-            await c.cli.call('MeterValues', { connectorId: 1, transactionId: c.tx, meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(wh), context: 'Sample.Periodic' }] }] });
-            const ackAt = performance.now();
-            for (const w of watches) w.expect(c.id, wh, ackAt);
-            sent += 1;
-          } catch {
-            failed += 1;
+      const intervalMs = Number(a.interval) * 1000;
+      const until = performance.now() + Number(a.duration) * 1000;
+      let sent = 0;
+      let failed = 0;
+      // each charger on its own clock, spread over the interval
+      await Promise.all(
+        chargers.map(async (c, i) => {
+          await sleep((i * intervalMs) / chargers.length);
+          while (performance.now() < until) {
+            const next = performance.now() + intervalMs;
+            c.wh += 37; // 37 Wh every interval: a charger at a few kW
+            const wh = c.wh;
+            try {
+              await c.cli.call('MeterValues', { connectorId: 1, transactionId: c.tx, meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(wh), context: 'Sample.Periodic' }] }] });
+              const ackAt = performance.now();
+              for (const w of watches) w.expect(c.id, wh, ackAt);
+              sent += 1;
+            } catch {
+              failed += 1;
+            }
+            await sleep(Math.max(0, next - performance.now()));
           }
-          await sleep(Math.max(0, next - performance.now()));
-        }
-      }),
-    );
-    await sleep(3000); // the last readings' events
-    const per = watches.map((w) => {
-      const s = [...w.latencies].sort((x, y) => x - y);
-      return { shown: s.length, missing: w.missing, p50: r1(pct(s, 50)), p90: r1(pct(s, 90)), p99: r1(pct(s, 99)), max: r1(s[s.length - 1] ?? NaN) };
-    });
-    const all = watches.flatMap((w) => w.latencies).sort((x, y) => x - y);
-    const out = {
-      machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version },
-      chargers: chargers.length,
-      interval_s: Number(a.interval),
-      duration_s: Number(a.duration),
-      readings_acked: sent,
-      readings_failed: failed,
-      streams: per,
-      ack_to_event_ms: { p50: r1(pct(all, 50)), p90: r1(pct(all, 90)), p99: r1(pct(all, 99)), max: r1(all[all.length - 1] ?? NaN) },
-      never_shown: per.reduce((n, p) => n + p.missing, 0),
-    };
-    if (a.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
-    else
-      process.stdout.write(
-        `push stream (chargers on process A, ${per.length} stream(s) of their owner on process B), ${out.chargers} chargers, a MeterValues each every ${out.interval_s} s for ${out.duration_s} s:\n` +
-          `  ${sent} readings acknowledged (${failed} failed); from acknowledgement to the stream's event:\n` +
-          per.map((p, i) => `  stream ${i + 1}: ${p.shown} shown, ${p.missing} never shown; p50 ${p.p50} ms   p90 ${p.p90} ms   p99 ${p.p99} ms   max ${p.max} ms\n`).join('') +
-          `  all: p50 ${out.ack_to_event_ms.p50} ms   p90 ${out.ack_to_event_ms.p90} ms   p99 ${out.ack_to_event_ms.p99} ms   max ${out.ack_to_event_ms.max} ms (C7.1: within 1 s)\n`,
+        }),
       );
-  } finally {
-    await Promise.all(watches.map((w) => w.close()));
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await A?.kill('SIGTERM');
-    await B?.kill('SIGTERM');
-    await db.drop();
-    fs.rmSync(dirA, { recursive: true, force: true });
-    fs.rmSync(dirB, { recursive: true, force: true });
-  }
+      await sleep(3000); // the last readings' events
+      const per = watches.map((w) => {
+        const s = [...w.latencies].sort((x, y) => x - y);
+        return { shown: s.length, missing: w.missing, p50: r1(percentile(s, 50)), p90: r1(percentile(s, 90)), p99: r1(percentile(s, 99)), max: r1(s[s.length - 1] ?? NaN) };
+      });
+      const all = watches.flatMap((w) => w.latencies).sort((x, y) => x - y);
+      const out = {
+        machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version },
+        chargers: chargers.length,
+        interval_s: Number(a.interval),
+        duration_s: Number(a.duration),
+        readings_acked: sent,
+        readings_failed: failed,
+        streams: per,
+        ack_to_event_ms: { p50: r1(percentile(all, 50)), p90: r1(percentile(all, 90)), p99: r1(percentile(all, 99)), max: r1(all[all.length - 1] ?? NaN) },
+        never_shown: per.reduce((n, p) => n + p.missing, 0),
+      };
+      if (a.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+      else
+        process.stdout.write(
+          `push stream (chargers on process A, ${per.length} stream(s) of their owner on process B), ${out.chargers} chargers, a MeterValues each every ${out.interval_s} s for ${out.duration_s} s:\n` +
+            `  ${sent} readings acknowledged (${failed} failed); from acknowledgement to the stream's event:\n` +
+            per.map((p, i) => `  stream ${i + 1}: ${p.shown} shown, ${p.missing} never shown; p50 ${p.p50} ms   p90 ${p.p90} ms   p99 ${p.p99} ms   max ${p.max} ms\n`).join('') +
+            `  all: p50 ${out.ack_to_event_ms.p50} ms   p90 ${out.ack_to_event_ms.p90} ms   p99 ${out.ack_to_event_ms.p99} ms   max ${out.ack_to_event_ms.max} ms (C7.1: within 1 s)\n`,
+        );
+    } finally {
+      await Promise.all(watches.map((w) => w.close()));
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    }
+  });
 }
 
 runBench('bench:stream', main);
