@@ -38,7 +38,8 @@ export type Version = 'ocpp1.6' | 'ocpp2.0.1';
 const EV = -1;
 
 function locationRank(raw: unknown): number {
-  if (typeof raw !== 'string') return 0;
+  // the common case, the default spelled as OCPP spells it, without making two strings on every sampled value
+  if (typeof raw !== 'string' || raw === 'Outlet') return 0;
   // a switch, not a lookup in an object: a charger's text such as "constructor" must not find a property of it
   switch (raw.trim().toLowerCase()) {
     case 'ev':
