@@ -374,6 +374,7 @@ async function fleet(seed: number): Promise<void> {
 
     // GET /ere-position (2026)
     let pending = 0n;
+    let pendingEre = 0n; // month by month, as each month is booked and as GET /energy adds them
     let pendingSessions = 0;
     let registered = 0n;
     for (const a of u.accounts) {
@@ -381,11 +382,11 @@ async function fleet(seed: number): Promise<void> {
         if (r.status === 'registered') registered += r.ere!;
         else if (counts(a, r)) {
           pending += r.units;
+          pendingEre += ereOfKwhUnits(r.units);
           pendingSessions += r.sessions;
         }
       }
     }
-    const pendingEre = ereOfKwhUnits(pending);
     const pos = (await svc.app.inject({ method: 'GET', url: '/ere-position?year=2026', headers: bearer(u.token!) })).json();
     expect(pos, `seed ${seed} user ${u.id}`).toMatchObject({
       effective_fee_pct: Number(fee),

@@ -111,8 +111,9 @@ describe('ERE ledger and GET /ere-position', () => {
     // By hand. Factor 0.332694 ERE/kWh; fee 20 %; indicative price 0.150. Today 2026-11-22 (Amsterdam).
     // registered 99.81 + 139.90 = 239.71; allocated 100 (paid) + 50 (paid) + 30 (reserved) + 20 (payable) = 200
     // allocatable 239.71 − 200 = 39.71 ERE = 39.71 / 0.332694 = 119.358… → 119.36 kWh
-    // pending (Oct in_review + Nov delivered on both accounts) 250.25 + 80 + 14.33 = 344.58 kWh → × 0.332694 =
-    //   114.6397… → 114.64 ERE, × 0.150 × 0.80 = 13.7568 → 13.76 EUR; sessions 12 + 4 + 2 = 18; ready when
+    // pending (Oct in_review + Nov delivered on both accounts) 250.25 + 80 + 14.33 = 344.58 kWh; its ERE month by
+    //   month, as each is booked: 83.2567… → 83.26, 26.6155… → 26.62, 4.7675… → 4.77 = 114.65 ERE (the sum rounded
+    //   once would be 114.6397… → 114.64), × 0.150 × 0.80 = 13.758 → 13.76 EUR; sessions 12 + 4 + 2 = 18; ready when
     //   November's review is due: 2026-12-15 00:00 Amsterdam
     // paid 150 ERE: 100 × 0.180 + 50 × 0.200 = 28.00 gross → price 0.18667 → 0.187; net 14.40 + 8.00 = 22.40
     // payable 20 × 0.200 = 4.00 → net 3.20; reserved 30 × 0.190 = 5.70 → net 4.56
@@ -120,7 +121,7 @@ describe('ERE ledger and GET /ere-position', () => {
     // pace: 300 + 420.50 + 250.25 + 80 + 14.33 = 1,065.08 kWh (July rejected) since 2026-05-01: 205 days (not floored, high)
     //   rest of year 2026-11-22 → 2027-01-01 = 40 days: 1,065.08 × 40 / 205 = 207.820… → 207.82 kWh → 69.1404… → 69.14 ERE
     //   → × 0.12 = 8.2968 → 8.30 EUR; whole year at pace 1,065.08 × 365 / 205 = 1,896.36 kWh → 630.9075… → 630.91 ERE → 75.7092 → 75.71 EUR
-    // unsold ytd 39.71 + 114.64 = 154.35 ERE → × 0.12 = 18.522 → 18.52 EUR; unsold total 154.35 + 69.14 = 223.49, 18.52 + 8.30 = 26.82
+    // unsold ytd 39.71 + 114.65 = 154.36 ERE → × 0.12 = 18.5232 → 18.52 EUR; unsold total 154.36 + 69.14 = 223.50, 18.52 + 8.30 = 26.82
     // ytd expected = realized nets 22.40 + 3.20 + 4.56 = 30.16, + 18.52 = 48.68; total 48.68 + 8.30 = 56.98
     expect(res.json()).toEqual({
       compliance_year: 2026,
@@ -128,7 +129,7 @@ describe('ERE ledger and GET /ere-position', () => {
       indicative_price_per_ere: 0.15,
       allocatable_ere: 39.71,
       allocatable_kwh: 119.36,
-      pending_ere: 114.64,
+      pending_ere: 114.65,
       pending_kwh: 344.58,
       pending_forecast_net_eur: 13.76,
       pending_sessions: 18,
@@ -137,7 +138,7 @@ describe('ERE ledger and GET /ere-position', () => {
       paid: { ere: 150, net_eur: 22.4, price_per_ere: 0.187 },
       payable: { ere: 20, net_eur: 3.2, price_per_ere: 0.2 },
       reserved: { ere: 30, net_eur: 4.56, price_per_ere: 0.19 },
-      unsold: { ere: 223.49, forecast_net_eur: 26.82, ytd_ere: 154.35, ytd_forecast_net_eur: 18.52, future_ere: 69.14, future_forecast_net_eur: 8.3 },
+      unsold: { ere: 223.5, forecast_net_eur: 26.82, ytd_ere: 154.36, ytd_forecast_net_eur: 18.52, future_ere: 69.14, future_forecast_net_eur: 8.3 },
       forecast_confidence: 'high',
       forecast_is_projected: true,
       forecast_history_days: 205,

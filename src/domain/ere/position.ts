@@ -91,6 +91,9 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
   let registeredEre = 0n;
   let registeredKwh = 0n;
   let pendingKwh = 0n;
+  // the estimate month by month, as each month will be booked (rounded to 2 decimals on its own) and as GET /energy
+  // and GET /v1/ere-positions show it: rounding the year's sum once could differ from their sum by a few hundredths
+  let pendingEre = 0n;
   let pendingSessions = 0;
   let ytdKwh = 0n;
   let firstMonth: string | null = null;
@@ -109,12 +112,12 @@ export async function erePositionForUser(deps: Deps, userId: string, year: numbe
       qEre.set(q, (qEre.get(q) ?? 0n) + e);
     } else {
       pendingKwh += kwh;
+      pendingEre += ereForKwhUnits(cfg, year, kwh);
       pendingSessions += m.sessions;
       const due = reviewDueAt(m.month, cfg.ERE_REVIEW_DAYS);
       if (!readyAt || due > readyAt) readyAt = due;
     }
   }
-  const pendingEre = ereForKwhUnits(cfg, year, pendingKwh);
 
   // The ledger: reserved → payable → paid, each allocation at its sale's price and its own fee.
   const by: Record<'reserved' | 'payable' | 'paid', Bucket> = { reserved: bucket(), payable: bucket(), paid: bucket() };
