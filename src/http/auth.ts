@@ -7,6 +7,7 @@ import type { Principal } from '../domain/credentials/tokens.ts';
 import { resolveBearer } from '../domain/credentials/tokens.ts';
 import { PREFIX, type Scope } from '../domain/credentials/scopes.ts';
 import { checkAdmin } from './admin-auth.ts';
+import { timingSafeEqualStr } from '../lib/secrets.ts';
 
 export type CredentialKind = 'cpo' | 'partner' | 'personal';
 
@@ -61,13 +62,34 @@ export function wrongHostDetail(bearer: string, env: 'sandbox' | 'production'): 
   return undefined;
 }
 
+const isPartnerKeyShape = (bearer: string) => bearer.startsWith(PREFIX.partnerTest) || bearer.startsWith(PREFIX.partnerLive);
+const isAdminToken = (deps: Deps, bearer: string) => Boolean(deps.config.ADMIN_TOKEN && timingSafeEqualStr(bearer, deps.config.ADMIN_TOKEN));
+
+/** Whether the bearer is a partner key on record for this host's environment (a lookup that fails says no). */
+async function isPartnerKeyOfThisHost(deps: Deps, req: FastifyRequest, bearer: string): Promise<boolean> {
+  try {
+    const p = await resolveBearer(deps, bearer);
+    return p?.kind === 'partner' && p.environment === deps.config.APP_ENV;
+  } catch (err) {
+    req.log.warn({ err }, 'credential lookup failed; the admin check decides');
+    return false;
+  }
+}
+
 export function registerAuth(app: FastifyInstance, deps: Deps): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const auth = req.routeOptions.config?.auth;
     if (!auth || 'public' in auth) return;
 
     const bearer = bearerOf(req);
-    if ('admin' in auth) return checkAdmin(deps, req, reply, bearer);
+    if ('admin' in auth) {
+      // C1.3: a partner key on any route but the Partner API's is 403 partner_api_key_scope, the admin API's too;
+      // only a bearer shaped as a partner key is looked up, and it is not counted as a failed admin login
+      if (bearer && isPartnerKeyShape(bearer) && !isAdminToken(deps, bearer) && (await isPartnerKeyOfThisHost(deps, req, bearer))) {
+        return reply.code(403).send({ error: 'partner_api_key_scope', detail: 'A partner API key reaches only Partner API routes, not the admin API.' });
+      }
+      return checkAdmin(deps, req, reply, bearer);
+    }
     if (!bearer) return reply.code(401).send({ error: INVALID_TOKEN });
 
     let principal: Principal | null;

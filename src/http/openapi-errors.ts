@@ -41,6 +41,8 @@ export function platformResponses(auth: RouteAuth | undefined, rateLimited: bool
         out['403'] = errorResponse(['partner_api_key_scope'], 'a partner API key reaches only Partner API routes');
       }
       out['503'] = errorResponse(['Authentication is temporarily unavailable, try again shortly']);
+    } else if ('admin' in auth) {
+      out['403'] = errorResponse(['partner_api_key_scope'], 'a partner API key reaches only Partner API routes');
     }
   }
   if (rateLimited) {

@@ -2,7 +2,7 @@
 // (later issues repeat these checks on their real routes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteRegistrar } from '../../src/http/types.ts';
-import { createTestService, type TestService } from '../helpers/app.ts';
+import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, aUser, bearer, type TestPartner } from '../helpers/factories.ts';
 
@@ -107,6 +107,19 @@ describe('auth matrix (spec §5, C1.2–C1.4)', () => {
     const res = await get(svc, '/v1/probe/catalog', partner.apiKey);
     expect(res.statusCode).toBe(403);
     expect(res.json().error).toBe('partner_api_key_scope');
+  });
+
+  it('a partner key on the admin API: 403 partner_api_key_scope, not counted as a failed admin login', async () => {
+    for (let i = 0; i < 12; i++) {
+      const res = await get(svc, '/admin/outbox', partner.apiKey);
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toEqual({ error: 'partner_api_key_scope', detail: expect.any(String) });
+    }
+    // an unknown key of that shape is a failed login as before, and the admin token still works
+    expect((await get(svc, '/admin/outbox', 'pk_test_not-on-record')).statusCode).toBe(401);
+    expect((await get(svc, '/admin/outbox', TEST_ADMIN_TOKEN)).statusCode).toBe(200);
+    // a sandbox key on the production host is not a key of that host: the admin check answers
+    expect((await get(prod, '/admin/outbox', partner.apiKey)).statusCode).toBe(401);
   });
 
   it('a partner key on a route that does not exist: 404', async () => {
