@@ -334,3 +334,44 @@ describe('GET /v1/accounts', () => {
   });
 
 });
+
+describe('cpo_external_ref is normalised alike on every route that takes it (trim, cut to 120, trim)', () => {
+  let svc: TestService;
+  let partner: TestPartner;
+  let token: string;
+
+  beforeAll(async () => {
+    svc = await createTestService({ clock: testClock('2026-11-22T10:00:00Z') });
+    partner = await aPartner(svc.deps);
+    token = await partner.cpoToken();
+  });
+  afterAll(() => svc.close());
+
+  const inject = (method: 'GET' | 'POST', url: string, payload?: object) => svc.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+
+  it.each([
+    ['130 characters', 'L'.repeat(130)],
+    ['a space as the 120th character', `${'a'.repeat(119)} bbbbbbbbbbb`],
+  ])('a ref of %s: created, then found by GET /v1/accounts, GET /v1/ere-positions, sessions:batch and connections:update', async (_, ref) => {
+    const created = await inject('POST', '/v1/accounts', accountBody({ cpo_external_ref: ref }));
+    expect(created.statusCode).toBe(201);
+    const accountId = created.json().account_id as string;
+    const connectionId = created.json().connection_id as string;
+    expect((await inject('POST', '/v1/accounts', accountBody({ cpo_external_ref: ref }))).json()).toMatchObject({ idempotent: true, account_id: accountId });
+
+    const q = `cpo_external_ref=${encodeURIComponent(ref)}`;
+    const listed = (await inject('GET', `/v1/accounts?${q}`)).json();
+    expect.soft(listed).toMatchObject({ count: 1, accounts: [{ id: accountId }] });
+
+    const positions = (await inject('GET', `/v1/ere-positions?${q}`)).json();
+    expect.soft(positions).toMatchObject({ count: 1, positions: [{ account_id: accountId }] });
+
+    const batch = await inject('POST', '/v1/sessions:batch', { items: [{ cpo_external_ref: ref, month: '2026-10', kwh: 12 }] });
+    expect.soft(batch.statusCode).toBe(200);
+    expect.soft(batch.json().results).toEqual([{ index: 0, connection_id: connectionId, month: '2026-10', kwh: 12, status: 'created' }]);
+
+    const update = await inject('POST', '/v1/connections:update', { cpo_external_ref: ref, connection: { house_number: '14' } });
+    expect.soft(update.statusCode).toBe(200);
+    expect.soft(update.json()).toMatchObject({ connection_id: connectionId });
+  });
+});

@@ -3,6 +3,7 @@
 import type { Deps } from '../../deps.ts';
 import type { AccountType, PayoutHandler } from '../../db/tables/core.ts';
 import { isoOrNull, isoSeconds } from './format.ts';
+import { normaliseExternalRef } from './external-ref.ts';
 
 export interface ListedConnection {
   connection_id: string;
@@ -42,7 +43,7 @@ export async function listCpoAccounts(
     .selectFrom('accounts')
     .where('partner_id', '=', partnerId)
     .where('access_channel', '=', 'cpo_api');
-  if (q.cpo_external_ref !== undefined) base = base.where('cpo_external_ref', '=', q.cpo_external_ref.trim());
+  if (q.cpo_external_ref !== undefined) base = base.where('cpo_external_ref', '=', normaliseExternalRef(q.cpo_external_ref));
   const { n } = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   const rows = await base
     .select(['id', 'type', 'display_name', 'cpo_external_ref', 'payout_handler', 'created_at', 'access_channel', 'signatory_full_name', 'signatory_email'])

@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.ts';
 import type { AccountType, ConnectionsTable, PayoutHandler } from '../../db/tables/core.ts';
 import { DomainError } from '../errors.ts';
 import { assertEanFormat, normaliseEan } from '../ean/index.ts';
+import { normaliseExternalRef } from './external-ref.ts';
 
 export const MAX_TEXT = 120;
 
@@ -117,7 +118,7 @@ export function accountInputOf(deps: Deps, b: CreateAccountRequest): CreateAccou
   return {
     type: b.type ?? 'particulier',
     display_name: optionalText(b.display_name),
-    cpo_external_ref: optionalText(b.cpo_external_ref),
+    cpo_external_ref: b.cpo_external_ref == null ? null : normaliseExternalRef(b.cpo_external_ref) || null,
     payout_handler: b.payout_handler ?? 'joulo_pays_customer',
     iban: normaliseIban(b.iban),
     person: personOf(b.person),

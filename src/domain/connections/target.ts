@@ -6,6 +6,7 @@ import type { ConnectionsTable } from '../../db/tables/core.ts';
 import type { Selectable } from 'kysely';
 import { DomainError } from '../errors.ts';
 import { isUuid } from '../accounts/format.ts';
+import { normaliseExternalRef } from '../accounts/external-ref.ts';
 
 export interface TargetInput {
   connection_id?: unknown;
@@ -55,7 +56,7 @@ export async function findTargetConnection(deps: Deps, partnerId: string, t: Tar
     rows = await q.where('connections.account_id', '=', t.account_id).orderBy('connections.created_at').execute();
   } else {
     if (typeof t.cpo_external_ref !== 'string') throw notFound();
-    rows = await q.where('accounts.cpo_external_ref', '=', t.cpo_external_ref.trim().slice(0, 120).trim()).orderBy('connections.created_at').execute();
+    rows = await q.where('accounts.cpo_external_ref', '=', normaliseExternalRef(t.cpo_external_ref)).orderBy('connections.created_at').execute();
   }
   if (rows.length === 0) throw notFound();
   const active = rows.filter((r) => r.status === 'active');

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
 import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
 import { parseKwh, recordMonthlyEnergies, type RecordStatus } from './record-energy.ts';
+import { normaliseExternalRef } from '../accounts/external-ref.ts';
 
 export { BATCH_MAX_ITEMS };
 
@@ -28,7 +29,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 type Target = { connectionId: string } | { error: string };
 
 const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
-const refOf = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 120) : null);
+const refOf = (v: unknown) => (typeof v === 'string' ? normaliseExternalRef(v) || null : null);
 
 /**
  * Every item's connection within the partner (C2.1: another partner's records are not found), with three queries

@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.ts';
 import { yearAllocations } from './ledger.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { eligibleSql } from '../accounts/eligibility.ts';
+import { normaliseExternalRef } from '../accounts/external-ref.ts';
 import { monthCountsSql } from './counting.ts';
 import type { PayoutHandler } from '../../db/tables/core.ts';
 import { ereForKwhUnits, netCents } from './amounts.ts';
@@ -37,7 +38,7 @@ export async function listCpoErePositions(
     .selectFrom('accounts as a')
     .where('a.partner_id', '=', partnerId)
     .where('a.access_channel', '=', 'cpo_api');
-  if (q.cpo_external_ref !== undefined) base = base.where('a.cpo_external_ref', '=', q.cpo_external_ref.trim().slice(0, 120));
+  if (q.cpo_external_ref !== undefined) base = base.where('a.cpo_external_ref', '=', normaliseExternalRef(q.cpo_external_ref));
   const total = await base.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   const accounts = await base
     .select(['a.id', 'a.cpo_external_ref', 'a.payout_handler', eligibleSql('a').as('eligible')])
