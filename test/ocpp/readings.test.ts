@@ -353,4 +353,47 @@ describe('sessions (C4.6)', () => {
     }
     expect((await sessionsOf(ch.chargerId)).map((x) => x.id_tag)).toEqual(['NOPE', 'STRANGER']);
   });
+
+  it('id tokens are case-insensitive (1.6 CiString, 2.0.1 IdToken); an empty idTag gets the policy verdict, not Invalid', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const put = (payload: object) =>
+      svc.app.inject({ method: 'PUT', url: `/admin/chargers/${ch.chargerId}/id-tokens`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` }, payload });
+    // tokens differing only in case are one token: the first listed is kept
+    const listed = await put({ policy: 'list', tokens: [{ id_token: '04A2B3C4', status: 'Accepted' }, { id_token: '04a2b3c4', status: 'Blocked' }, { id_token: 'Lost', status: 'Blocked' }] });
+    expect(listed.json().tokens.map((t: { id_token: string }) => t.id_token)).toEqual(['04A2B3C4', 'Lost']);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      expect(await cli.call('Authorize', { idTag: '04a2b3c4' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+      expect(await cli.call('Authorize', { idTag: 'LOST' })).toEqual({ idTagInfo: { status: 'Blocked' } });
+      const listStart = (await cli.call('StartTransaction', { connectorId: 1, idTag: '04a2b3c4', meterStart: 0, timestamp: at(0) })) as { transactionId: number; idTagInfo: { status: string } };
+      expect(listStart.idTagInfo.status).toBe('Accepted');
+      // an empty tag is not on the list
+      const emptyOnList = (await cli.call('StartTransaction', { connectorId: 2, idTag: '', meterStart: 0, timestamp: at(1) })) as { idTagInfo: { status: string } };
+      expect(emptyOnList.idTagInfo.status).toBe('Invalid');
+    } finally {
+      await cli.close();
+    }
+    // under accept_all an empty tag is accepted as any other (a charger told Invalid stops charging)
+    expect((await put({ policy: 'accept_all' })).statusCode).toBe(200);
+    const again = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      const r = (await again.call('StartTransaction', { connectorId: 3, idTag: '', meterStart: 0, timestamp: at(2) })) as { idTagInfo: { status: string } };
+      expect(r.idTagInfo.status).toBe('Accepted');
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('2.0.1: a token that comes with an Updated (plug in, then authorize) is kept on the session', async () => {
+    const ch = await withCharger('ocpp2.0.1', async (cli) => {
+      const base = { transactionInfo: { transactionId: 'PLUG-1' }, evse: { id: 1, connectorId: 1 } };
+      await cli.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: at(0), triggerReason: 'CablePluggedIn', seqNo: 0, meterValue: [energyValue('ocpp2.0.1', at(0), 1000)] });
+      expect(
+        await cli.call('TransactionEvent', { ...base, eventType: 'Updated', timestamp: at(1), triggerReason: 'Authorized', seqNo: 1, idToken: { idToken: 'RFID1', type: 'ISO14443' } }),
+      ).toEqual({ idTokenInfo: { status: 'Accepted' } });
+      // a later token does not replace the one that authorized the charge
+      await cli.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(5), triggerReason: 'StopAuthorized', seqNo: 2, idToken: { idToken: 'OTHER', type: 'ISO14443' }, meterValue: [energyValue('ocpp2.0.1', at(5), 1500)] });
+    });
+    expect((await sessionsOf(ch.chargerId)).map((x) => [x.transaction_id, x.id_tag, x.energy_wh])).toEqual([['PLUG-1', 'RFID1', '500']]);
+  });
 });

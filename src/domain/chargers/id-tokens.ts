@@ -1,5 +1,6 @@
 // C4.4 id-token policy per charger: accept_all (default for home chargers) or list (tokens with a status and
 // an optional expiry). Authorize, StartTransaction and TransactionEvent answer this verdict.
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
@@ -13,7 +14,8 @@ export async function idTagVerdict(deps: Deps, chargerId: string, idTag: string)
   const row = await deps.db
     .selectFrom('ocpp_chargers')
     .leftJoin('ocpp_id_tokens', (j) =>
-      j.onRef('ocpp_id_tokens.charger_id', '=', 'ocpp_chargers.charger_id').on('ocpp_id_tokens.id_token', '=', idTag),
+      // OCPP id tokens are case-insensitive (1.6 CiString, 2.0.1 "IdToken is case insensitive")
+      j.onRef('ocpp_id_tokens.charger_id', '=', 'ocpp_chargers.charger_id').on(sql`lower(ocpp_id_tokens.id_token)`, '=', sql`lower(${idTag})`),
     )
     .select(['ocpp_chargers.auth_policy', 'ocpp_id_tokens.status', 'ocpp_id_tokens.expires_at'])
     .where('ocpp_chargers.charger_id', '=', chargerId)
@@ -63,11 +65,15 @@ export async function setIdTokens(deps: Deps, chargerId: string, input: IdTokens
     await ensureOcppCharger(trx, chargerId);
     await trx.updateTable('ocpp_chargers').set({ auth_policy: body.policy }).where('charger_id', '=', chargerId).execute();
     await trx.deleteFrom('ocpp_id_tokens').where('charger_id', '=', chargerId).execute();
-    if (body.tokens.length) {
+    // tokens that differ only in case are one token (OCPP compares them case-insensitively): the first one listed
+    // is kept, as for a token listed twice
+    const seen = new Set<string>();
+    const tokens = body.tokens.filter((t) => !seen.has(t.id_token.toLowerCase()) && seen.add(t.id_token.toLowerCase()));
+    if (tokens.length) {
       await trx
         .insertInto('ocpp_id_tokens')
         .values(
-          body.tokens.map((t) => ({
+          tokens.map((t) => ({
             charger_id: chargerId,
             id_token: t.id_token,
             status: t.status,

@@ -137,7 +137,7 @@ export const verdictRows = (tagged: Tagged[]) =>
       select json_agg(json_build_object('i', v.i, 'auth_policy', c.auth_policy, 'status', t.status, 'expires_at', t.expires_at))
         from json_to_recordset(${JSON.stringify(tagged)}::json) as v(i int, charger_id uuid, tag text)
         left join ocpp_chargers c on c.charger_id = v.charger_id
-        left join ocpp_id_tokens t on t.charger_id = v.charger_id and t.id_token = v.tag), '[]')`;
+        left join ocpp_id_tokens t on t.charger_id = v.charger_id and lower(t.id_token) = lower(v.tag)), '[]')`; // case-insensitive, as idTagVerdict
 
 /** The verdicts of verdictRows' rows, by message index (verdictOfRow's rule). */
 export function verdictsFrom(rows: VerdictRow[], now: Date): Map<number, IdTagVerdict> {

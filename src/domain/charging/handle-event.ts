@@ -159,6 +159,11 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
   const maxW = await chargerMaxW(deps, ctx);
   const aside = await deps.db.transaction().execute(async (trx) => {
     const session = await sessionOrCreate(trx, chargerId, ev.chargerTransactionId, ev.connectorId, ev.idTag, ev.at, ev.readings);
+    // 2.0.1 "plug in, then authorize": the token comes with an Updated (triggerReason Authorized) after a Started
+    // that had none; the session keeps the first token it learns, as a stop's token does (endSession)
+    if (ev.idTag !== null && session.id_tag === null) {
+      await trx.updateTable('charging_sessions').set({ id_tag: ev.idTag }).where('id', '=', session.id).where('id_tag', 'is', null).execute();
+    }
     await reopenIfStillRunning(trx, session, ev.readings);
     await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings, deps.clock());
     await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);

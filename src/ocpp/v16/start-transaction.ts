@@ -12,7 +12,9 @@ export const startTransaction: ActionAdapter = {
       kind: 'transaction_started',
       chargerTransactionId: null,
       connectorId: r.int(p.connectorId, 'connectorId', true),
-      idTag: r.str(p.idTag, 'idTag'),
+      // an empty idTag (a charger started without a card) is the tag "", answered by the charger's policy like any
+      // other (accept_all: Accepted); read as absent, it was answered Invalid and such a charger stops charging
+      idTag: typeof p.idTag === 'string' ? r.str(p.idTag, 'idTag', true) : r.str(p.idTag, 'idTag'),
       startedAt: r.time(p.timestamp, 'timestamp'),
       meterStartWh,
       readings: [],
