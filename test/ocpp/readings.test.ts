@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
+import { monthlyChargerEnergy } from '../../src/domain/energy/month-energy.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds, type TestCharger, type OcppProtocol, withConnectedCharger } from '../helpers/ocpp-factories.ts';
@@ -382,6 +383,44 @@ describe('sessions (C4.6)', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it('a session starting at the instant and register value of the stop before it counts from its start (1.6 and 2.0.1)', async () => {
+    // A: 1,000 → 2,500 → 3,000 Wh; B starts in the same second A stopped, at 3,000 Wh: 3,000 → 4,500 → 5,500. The
+    // start reading has the replay key of A's stop reading (one row, A's), so B counted only 4,500 → 5,500 before
+    const check = async (chargerId: string) => {
+      const s = await sessionsOf(chargerId);
+      expect(s.map((x) => [x.energy_wh, x.review_status, x.first_reading_at?.toISOString(), x.last_meter_wh])).toEqual([
+        ['2000', null, new Date(T0).toISOString(), '3000'],
+        ['2500', null, new Date(T0 + 20 * 60_000).toISOString(), '5500'],
+      ]);
+      // the monthly aggregation's Wh (and with it GET /energy and the ERE counting) agree with the sessions
+      const months = await monthlyChargerEnergy(svc.deps, [chargerId]);
+      expect([...months.values()].reduce((n, m) => n + m.wh, 0n)).toBe(4500n);
+      // counted from a moment inside B's first stretch (the split reads B's start point: 3,000 → 4,500 in 10 minutes)
+      const fromMid = await monthlyChargerEnergy(svc.deps, [chargerId], new Date(T0 + 25 * 60_000));
+      expect([...fromMid.values()].reduce((n, m) => n + m.wh, 0n)).toBe(750n + 1000n);
+      expect((await readingsOf(chargerId)).filter((r) => r.phase === '').length).toBe(5); // the shared reading stored once
+    };
+    const ch16 = await withCharger('ocpp1.6', async (cli) => {
+      const a = await start16(cli, 0, 1000);
+      await cli.call('MeterValues', { connectorId: 1, transactionId: a, meterValue: [{ timestamp: at(10), sampledValue: [{ value: '2500' }] }] });
+      await cli.call('StopTransaction', { transactionId: a, meterStop: 3000, timestamp: at(20) });
+      const b = await start16(cli, 20, 3000);
+      await cli.call('MeterValues', { connectorId: 1, transactionId: b, meterValue: [{ timestamp: at(30), sampledValue: [{ value: '4500' }] }] });
+      await cli.call('StopTransaction', { transactionId: b, meterStop: 5500, timestamp: at(40) });
+    });
+    await check(ch16.chargerId);
+    const ch201 = await withCharger('ocpp2.0.1', async (cli) => {
+      let seq = 0;
+      for (const [id, from, mid, to] of [['A', 0, 1000, 2500], ['B', 20, 3000, 4500]] as const) {
+        const base = { transactionInfo: { transactionId: id }, evse: { id: 1, connectorId: 1 } };
+        await cli.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: at(from), triggerReason: 'Authorized', seqNo: seq++, meterValue: [energyValue('ocpp2.0.1', at(from), mid)] });
+        await cli.call('TransactionEvent', { ...base, eventType: 'Updated', timestamp: at(from + 10), triggerReason: 'MeterValuePeriodic', seqNo: seq++, meterValue: [energyValue('ocpp2.0.1', at(from + 10), to)] });
+        await cli.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(from + 20), triggerReason: 'StopAuthorized', seqNo: seq++, meterValue: [energyValue('ocpp2.0.1', at(from + 20), id === 'A' ? 3000 : 5500)] });
+      }
+    });
+    await check(ch201.chargerId);
   });
 
   it('2.0.1: a token that comes with an Updated (plug in, then authorize) is kept on the session', async () => {

@@ -185,6 +185,11 @@ export interface ChargingSessionsTable {
   updated_at: Generated<Date>;
   /** migrations/0062: now() of the last write of the session's readings (its energy, last reading, power); not indexed */
   metered_at: Generated<Date>;
+  /**
+   * migrations/0064: the session's start value when its start reading is stored as another session's (the same
+   * instant and Wh as the stop before it): its first register point, at started_at
+   */
+  start_point_wh: Generated<string | null>;
 }
 
 export interface MeterReadingsTable {

@@ -9,7 +9,7 @@ import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
 import { type AsidePart, type ChargerEvent, type EnergyReading, type EventOutcome, type IdTagVerdict, namedTransactionOf } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
-import { maxPowerW, storeReadings, updateSessionEnergy } from './readings.ts';
+import { ENERGY_REGISTER, maxPowerW, recomputeSession, storeReadings, updateSessionEnergy } from './readings.ts';
 import { holdInvalidSignatures } from './review.ts';
 import { placeSignedValues } from './signed-values.ts';
 import {
@@ -145,12 +145,39 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
       session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh });
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
+    const written = await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
+    if (await keepStartPoint(trx, session, ev, readings)) await recomputeSession(trx, session.id, maxW);
     // a replayed start whose readings are stored as sent changes nothing the session's energy is made of
-    if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
+    else if (written) await updateSessionEnergy(trx, session.id, maxW, readings);
     const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
   });
+}
+
+/**
+ * A start at the instant and register value of the stop before it on the connector finds its reading stored as that
+ * session's (the replay key has no session): the new session keeps its start value on its own row (migrations/0064),
+ * or it would count nothing up to its next reading. Whether it did so now (the caller recomputes the session).
+ */
+async function keepStartPoint(trx: Db, session: SessionRow, ev: Extract<ChargerEvent, { kind: 'transaction_started' }>, readings: EnergyReading[]): Promise<boolean> {
+  if (session.start_point_wh !== null) return false;
+  const at = ev.startedAt.getTime();
+  const value = readings.find((r) => r.measurand === ENERGY_REGISTER && r.phase === '' && r.measuredAt.getTime() === at)?.wh;
+  if (value === undefined) return false;
+  const stored = await trx
+    .selectFrom('meter_readings')
+    .select('session_id')
+    .where('charger_id', '=', session.charger_id)
+    .where('connector_id', '=', session.connector_id)
+    .where('measured_at', '=', ev.startedAt)
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .where('wh', '=', value.toString())
+    .executeTakeFirst();
+  if (!stored || stored.session_id === null || stored.session_id === session.id) return false;
+  await trx.updateTable('charging_sessions').set({ start_point_wh: value.toString() }).where('id', '=', session.id).execute();
+  return true;
 }
 
 async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'transaction_updated' }>): Promise<EventOutcome> {

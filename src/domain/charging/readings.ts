@@ -303,9 +303,17 @@ const pointOf = (r: RegisterRow): FoldPoint => ({
   review: r.review,
 });
 
-/** foldSteps over stored rows; rows whose anomaly or review changes are rewritten. */
-async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null): Promise<void> {
-  const judged = foldSteps(t, prev, rows.map(pointOf), maxW);
+/**
+ * foldSteps over stored rows; rows whose anomaly or review changes are rewritten. `startPoint` (a session's start
+ * value kept on its row, migrations/0064) is folded in its place in time, before any row of the same instant.
+ */
+async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null, startPoint?: RegisterPoint): Promise<void> {
+  const points = rows.map(pointOf);
+  const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
+  const k = at === -1 ? points.length : at;
+  if (startPoint) points.splice(k, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
+  const judged = foldSteps(t, prev, points, maxW);
+  if (startPoint) judged.splice(k, 1);
   for (const [i, r] of rows.entries()) {
     const j = judged[i]!;
     if (j.anomaly === (r.anomaly ?? null) && j.review === (r.review ?? null)) continue;
@@ -324,15 +332,24 @@ function registerRows(trx: Trx, sessionId: string) {
     .orderBy('id');
 }
 
+/** A session's start point (migrations/0064), when its start reading is stored as another session's. */
+async function startPointOf(trx: Trx, sessionId: string): Promise<RegisterPoint | undefined> {
+  const s = await trx.selectFrom('charging_sessions').select(['started_at', 'start_point_wh']).where('id', '=', sessionId).executeTakeFirst();
+  return s && s.start_point_wh !== null ? { wh: BigInt(s.start_point_wh), at: s.started_at.getTime() } : undefined;
+}
+
 /**
  * Recompute a session from its register readings (foldSteps from nothing): energy_wh = the counted steps, held_wh
  * = the flagged steps not decided, and the review columns. The caller holds the session's row lock.
  */
 export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
   const rows = await registerRows(trx, sessionId).execute();
+  const start = await startPointOf(trx, sessionId);
   const totals = noTotals();
-  await foldReadings(trx, rows, maxW, totals, null);
-  const [first, last] = [rows[0], rows[rows.length - 1]];
+  await foldReadings(trx, rows, maxW, totals, null, start);
+  // the series' ends, the start point among them (a session whose only register point it is has it as both)
+  const series = start ? [{ wh: start.wh.toString(), measured_at: new Date(start.at), power_w: null }, ...rows].sort((a, b) => a.measured_at.getTime() - b.measured_at.getTime()) : rows;
+  const [first, last] = [series[0], series[series.length - 1]];
   await trx
     .updateTable('charging_sessions')
     .set({

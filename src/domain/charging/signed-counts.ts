@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { ENERGY_REGISTER } from './readings.ts';
-import { readingSpanOf, type SessionSpan } from './register-points.ts';
+import { readingSpanOf, type ReadingSpan } from './register-points.ts';
 
 /** C5.5 `signed` of sessions: their signed register readings, and how many of them verified and failed. */
 export interface SignedCounts {
@@ -11,7 +11,7 @@ export interface SignedCounts {
   invalid: number;
 }
 
-export async function signedCountsOf(db: Db, sessions: SessionSpan[]): Promise<Map<string, SignedCounts>> {
+export async function signedCountsOf(db: Db, sessions: ReadingSpan[]): Promise<Map<string, SignedCounts>> {
   const span = readingSpanOf(sessions);
   if (!span) return new Map();
   const rows = await db

@@ -3,7 +3,7 @@
 // the one counting rule (ere/counting.ts).
 import type { Deps } from '../../deps.ts';
 import { monthEnd, monthOf, monthStart } from '../../lib/amsterdam-time.ts';
-import { registerPointsOf, type SessionSpan } from '../charging/register-points.ts';
+import { registerPointsOf, SESSION_SPAN_COLUMNS, type SessionSpan } from '../charging/register-points.ts';
 import { splitSessionByMonth, totalWh } from '../ere/counting.ts';
 
 export interface MonthTotal {
@@ -11,7 +11,7 @@ export interface MonthTotal {
   sessions: number;
 }
 
-type Session = SessionSpan & { started_at: Date };
+type Session = SessionSpan;
 
 /**
  * Per-month energy and session counts of the given sessions. With `from` (the machtiging's moment) only the Wh at or
@@ -39,7 +39,7 @@ async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Pro
 /** Per-month energy of the chargers given over their whole history (counted from `from` when given). */
 export async function monthlyChargerEnergy(deps: Deps, chargerIds: string[], from?: Date): Promise<Map<string, MonthTotal>> {
   if (chargerIds.length === 0) return new Map();
-  const sessions = await deps.db.selectFrom('charging_sessions').select(['id', 'charger_id', 'started_at', 'first_reading_at', 'last_reading_at']).where('charger_id', 'in', chargerIds).execute();
+  const sessions = await deps.db.selectFrom('charging_sessions').select(SESSION_SPAN_COLUMNS).where('charger_id', 'in', chargerIds).execute();
   return sessionsEnergy(deps, sessions, from);
 }
 
@@ -55,7 +55,7 @@ export async function oneMonthChargerEnergy(deps: Deps, chargerIds: string[], mo
   const end = monthEnd(month);
   const sessions = await deps.db
     .selectFrom('charging_sessions as s')
-    .select(['s.id', 's.charger_id', 's.started_at', 's.first_reading_at', 's.last_reading_at'])
+    .select(SESSION_SPAN_COLUMNS.map((c) => `s.${c}` as const))
     .where('s.charger_id', 'in', chargerIds)
     .where((eb) =>
       eb.or([
