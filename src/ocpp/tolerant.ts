@@ -24,6 +24,7 @@ export type QuirkKind =
   | 'number_as_string'
   | 'phase_sum'
   | 'location_ignored'
+  | 'rounded_register'
   | 'missing_evse'
   | 'invalid_status_notification';
 

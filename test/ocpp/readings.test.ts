@@ -423,6 +423,25 @@ describe('sessions (C4.6)', () => {
     await check(ch201.chargerId);
   });
 
+  it('1.6: transactionData registers that are meterStart and meterStop written coarser are the same readings, not a hold', async () => {
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 200_003);
+      await cli.call('StopTransaction', {
+        transactionId: tx, meterStop: 207_004, timestamp: at(60),
+        transactionData: [
+          { timestamp: at(0), sampledValue: [{ value: '200.00', unit: 'kWh', context: 'Transaction.Begin' }] },
+          { timestamp: at(60), sampledValue: [{ value: '207.00', unit: 'kWh', context: 'Transaction.End' }] },
+          // a value that is not a rounding of meterStop is a reading of its own, as before
+          { timestamp: at(30), sampledValue: [{ value: '203.50', unit: 'kWh' }] },
+        ],
+      });
+    });
+    const [s] = await sessionsOf(ch.chargerId);
+    expect([s!.energy_wh, s!.review_status, s!.held_wh]).toEqual(['7001', null, '0']);
+    expect((await readingsOf(ch.chargerId)).map((r) => r.wh)).toEqual(['200003', '203500', '207004']);
+    expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="rounded_register"');
+  });
+
   it('2.0.1: a token that comes with an Updated (plug in, then authorize) is kept on the session', async () => {
     const ch = await withCharger('ocpp2.0.1', async (cli) => {
       const base = { transactionInfo: { transactionId: 'PLUG-1' }, evse: { id: 1, connectorId: 1 } };

@@ -9,7 +9,7 @@ import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
 import { type AsidePart, type ChargerEvent, type EnergyReading, type EventOutcome, type IdTagVerdict, namedTransactionOf } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
-import { ENERGY_REGISTER, maxPowerW, recomputeSession, storeReadings, updateSessionEnergy } from './readings.ts';
+import { ENERGY_REGISTER, isRoundingOf, maxPowerW, recomputeSession, storeReadings, updateSessionEnergy } from './readings.ts';
 import { holdInvalidSignatures } from './review.ts';
 import { placeSignedValues } from './signed-values.ts';
 import {
@@ -231,7 +231,10 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
       throw new UnplaceableMessage(`no session matches transaction id ${sent} by id, connector and time`);
     }
     await endSession(trx, session.id, ev);
-    const readings = [...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
+    // the start's register in transactionData written coarser than meterStart is meterStart itself (D96)
+    const startWh = session.meter_start_wh === null ? null : BigInt(session.meter_start_wh);
+    const sent = startWh === null ? ev.readings : ev.readings.filter((x) => !(x.phase === '' && x.measuredAt.getTime() === session.started_at.getTime() && isRoundingOf(x.wh, startWh)));
+    const readings = [...sent, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
     if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();

@@ -78,6 +78,21 @@ export function newReadingFlag(r: EnergyReading, now: Date): string | null {
 
 type Trx = Db;
 
+/**
+ * Whether register value `v` is `precise` rounded to a power of ten (10 Wh to 1 MWh, half away from zero), and not
+ * `precise` itself: a charger's kWh figure with two decimals beside its meterStart/meterStop in Wh ("200.00" kWh for
+ * 200,003 Wh) is the same reading written coarser. A rounding to 10^k Wh ends in at least k zeros, so only those
+ * are tried.
+ */
+export function isRoundingOf(v: bigint, precise: bigint): boolean {
+  if (v === precise || v < 0n || precise < 0n) return false;
+  let unit = 10n;
+  for (let k = 1; k <= 6 && v % unit === 0n; k++, unit *= 10n) {
+    if (((precise * 2n + unit) / (2n * unit)) * unit === v) return true;
+  }
+  return false;
+}
+
 /** One message may carry the same reading twice (1.6 meterStop and the end reading of transactionData): merged. */
 export function mergeReadings(readings: EnergyReading[]): EnergyReading[] {
   const unique = new Map<string, EnergyReading>();
