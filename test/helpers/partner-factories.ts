@@ -26,7 +26,7 @@ export async function registerEans(
   await loadRegisterEntries(deps.db, entries.map((e) => ({ house_number_addition: null, ...e })));
 }
 
-/** A catalog model and an active charger registered by the partner (as POST /v1/chargers would). */
+/** A catalog model and an active charger registered by the partner as POST /v1/chargers does: on one of the partner's CPO accounts (without an owner). */
 export async function aPartnerCharger(
   deps: Deps,
   opts: { partnerId: string; brand: string; serial: string; ownerUserId?: string | null },
@@ -36,9 +36,15 @@ export async function aPartnerCharger(
     .values({ brand: opts.brand, model: `Model ${opts.serial}`, mid_meter: true, source_note: 'test' })
     .returning('id')
     .executeTakeFirstOrThrow();
+  const account = await deps.db
+    .insertInto('accounts')
+    .values({ partner_id: opts.partnerId, access_channel: 'cpo_api', display_name: `CPO ${opts.serial}`, signatory_full_name: 'CPO', signatory_email: 'cpo@example.nl' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const c = await deps.db
     .insertInto('chargers')
     .values({
+      account_id: account.id,
       partner_id: opts.partnerId,
       serial_number: opts.serial,
       catalog_model_id: model.id,

@@ -191,9 +191,12 @@ async function claimInTransaction(
 
   const now = tdeps.clock();
   if (d.charger_id) {
+    // the coupled charger moves to the account just made (a fresh one: room for it): a charger the partner
+    // registered sits on one of the partner's CPO accounts, and kept there it never made the customer's account
+    // eligible nor counted its energy on the customer's connection
     await tdeps.db
       .updateTable('chargers')
-      .set((eb) => ({ owner_user_id: userId, account_id: eb.fn.coalesce('account_id', eb.val(accountId)), updated_at: now }))
+      .set({ owner_user_id: userId, account_id: accountId, updated_at: now })
       .where('id', '=', d.charger_id)
       .where('owner_user_id', 'is', null)
       .execute();
