@@ -361,9 +361,15 @@ async function fleet(seed: number): Promise<void> {
     }
     const allWh = new Map<string, { wh: bigint; sessions: number }>();
     for (const s of mine) {
-      const e = allWh.get(monthAt(s.points[0]!.at)) ?? { wh: 0n, sessions: 0 };
-      allWh.set(monthAt(s.points[0]!.at), { ...e, sessions: e.sessions + 1 });
-      for (const [m, wh] of sessionMonths(s, 2, null)) allWh.set(m, { wh: (allWh.get(m)?.wh ?? 0n) + wh, sessions: allWh.get(m)?.sessions ?? 0 });
+      // a month a CPO delivered for the charger's account stands for its chargers' OCPP energy of that month (D98)
+      const acc = s.charger.account;
+      const byCpo = (m: string) => acc !== null && rows.get(acc.connectionId!)!.get(m)?.source === 'cpo';
+      const first = monthAt(s.points[0]!.at);
+      if (!byCpo(first)) {
+        const e = allWh.get(first) ?? { wh: 0n, sessions: 0 };
+        allWh.set(first, { ...e, sessions: e.sessions + 1 });
+      }
+      for (const [m, wh] of sessionMonths(s, 2, null)) if (!byCpo(m)) allWh.set(m, { wh: (allWh.get(m)?.wh ?? 0n) + wh, sessions: allWh.get(m)?.sessions ?? 0 });
     }
     for (const [m, t] of allWh) Object.assign(get(m), { kwhAll: get(m).kwhAll + kwhUnits(t.wh), sessionsAll: get(m).sessionsAll + t.sessions });
     const energy = (await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(u.token!) })).json();

@@ -60,6 +60,30 @@ describe('GET /energy', () => {
     });
   });
 
+  it('a month a CPO delivered over an OCPP month counts once in the *_all figures (the CPO figure, not both)', async () => {
+    const user = await aUser(svc.deps);
+    const cpo = await aPartner(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, partnerId: cpo.partnerId, eligible: true });
+    const loose = await aCharger(svc.deps, { mid: false, ownerUserId: user.userId }); // no account: not the CPO's
+    await aSession(svc.deps, a.midChargerId!, [['2026-10-05T08:00:00Z', 0], ['2026-10-05T10:00:00Z', 4_410]]);
+    await aSession(svc.deps, a.midChargerId!, [['2026-09-05T08:00:00Z', 0], ['2026-09-05T10:00:00Z', 2_000]]);
+    await aSession(svc.deps, loose, [['2026-10-06T08:00:00Z', 0], ['2026-10-06T09:00:00Z', 1_000]]);
+    await runJob('energy-aggregate');
+    // the CPO delivers October for the connection: 10 kWh in place of the 4.41 its charger metered
+    const batch = await svc.app.inject({
+      method: 'POST', url: '/v1/sessions:batch', headers: bearer(await cpo.cpoToken()),
+      payload: { items: [{ connection_id: a.connectionId, month: '2026-10', kwh: 10 }] },
+    });
+    expect(batch.json().results[0].status).toBe('updated');
+    const res = (await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) })).json();
+    // October: 10 (CPO) + 1.00 (the loose charger) = 11, not 10 + 4.41 + 1; September stays the OCPP figure
+    expect(res.months.map((m: { month: string; kwh: number; kwh_all: number; sessions_all: number }) => [m.month, m.kwh, m.kwh_all, m.sessions_all])).toEqual([
+      ['2026-10', 10, 11, 2],
+      ['2026-09', 2, 2, 1],
+    ]);
+    expect(res.total_kwh_all).toBe(13);
+  });
+
   it('needs chargers:read and a personal token', async () => {
     const user = await aUser(svc.deps, { scopes: ['chargers:write'] });
     expect((await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) })).statusCode).toBe(403);

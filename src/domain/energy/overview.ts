@@ -2,7 +2,8 @@
 // figures are the ERE-countable ones, by the one rule (ere/counting.ts monthCountsSql, C5.4): registered months,
 // and delivered or in-review months of active connections of ERE-eligible accounts (OCPP months hold the MID
 // energy from the machtiging's moment on). The *_all figures count every charger: the OCPP energy of all the
-// user's chargers (MID or not, with or without an account, signed or not) plus the months CPOs delivered.
+// user's chargers (MID or not, with or without an account, signed or not) plus the months CPOs delivered, a CPO's
+// month in place of the OCPP energy of that account's chargers in that month.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
@@ -38,18 +39,36 @@ interface Acc {
 }
 
 export async function energyOverview(deps: Deps, userId: string): Promise<EnergyOverview> {
-  const rows = await sql<{ month: string; kwh: string; sessions: number; status: string; ere: string | null; source: string; countable: boolean }>`
-    select em.month, em.kwh, em.sessions, em.status, em.ere, em.source,
+  const rows = await sql<{ month: string; kwh: string; sessions: number; status: string; ere: string | null; source: string; countable: boolean; account_id: string }>`
+    select em.month, em.kwh, em.sessions, em.status, em.ere, em.source, c.account_id,
            ${monthCountsSql()} as countable
     from energy_months em
     join connections c on c.id = em.connection_id
     join accounts a on a.id = c.account_id
     where a.owner_user_id = ${userId} and em.status <> 'rejected'`.execute(deps.db);
 
-  const chargers = await sql<{ id: string }>`select ch.id from chargers ch
+  const chargers = await sql<{ id: string; account_id: string | null }>`select ch.id, ch.account_id from chargers ch
     left join accounts a on a.id = ch.account_id
     where ch.owner_user_id = ${userId} or a.owner_user_id = ${userId}`.execute(deps.db);
-  const ocppAll = await monthlyChargerEnergy(deps, chargers.rows.map((r) => r.id));
+  // A month a CPO delivered for an account's connection is that connection's energy of the month in place of what
+  // its chargers metered over OCPP (as in the plain figures, where the CPO's row replaced the OCPP one): the *_all
+  // figures take the CPO's month and leave out those chargers' OCPP energy of that month, not both (D98)
+  const cpoMonths = new Map<string, Set<string>>();
+  for (const r of rows.rows) if (r.source === 'cpo') (cpoMonths.get(r.account_id) ?? cpoMonths.set(r.account_id, new Set()).get(r.account_id)!).add(r.month);
+  const groups = new Map<string | null, string[]>(); // by account with CPO months; null: every other charger
+  for (const ch of chargers.rows) {
+    const key = ch.account_id !== null && cpoMonths.has(ch.account_id) ? ch.account_id : null;
+    (groups.get(key) ?? groups.set(key, []).get(key)!).push(ch.id);
+  }
+  const ocppAll = new Map<string, { wh: bigint; sessions: number }>();
+  for (const [account, ids] of groups) {
+    for (const [month, t] of await monthlyChargerEnergy(deps, ids)) {
+      if (account !== null && cpoMonths.get(account)!.has(month)) continue;
+      const a = ocppAll.get(month) ?? ocppAll.set(month, { wh: 0n, sessions: 0 }).get(month)!;
+      a.wh += t.wh;
+      a.sessions += t.sessions;
+    }
+  }
 
   const by = new Map<string, Acc>();
   const get = (m: string) => by.get(m) ?? by.set(m, { kwh: 0n, ere: 0n, sessions: 0, kwhAll: 0n, sessionsAll: 0 }).get(m)!;
