@@ -442,6 +442,37 @@ describe('sessions (C4.6)', () => {
     expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="rounded_register"');
   });
 
+  it('2.0.1: a transaction id the charger reuses after a reset names a new session; a replay of the old one does not', async () => {
+    const ch = await withCharger('ocpp2.0.1', async (cli) => {
+      const tx = async (id: string, from: number, wh: [number, number, number], seq: number) => {
+        const base = { transactionInfo: { transactionId: id }, evse: { id: 1, connectorId: 1 } };
+        await cli.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: at(from), triggerReason: 'Authorized', seqNo: seq, meterValue: [energyValue('ocpp2.0.1', at(from), wh[0])] });
+        await cli.call('TransactionEvent', { ...base, eventType: 'Updated', timestamp: at(from + 5), triggerReason: 'MeterValuePeriodic', seqNo: seq + 1, meterValue: [energyValue('ocpp2.0.1', at(from + 5), wh[1])] });
+        await cli.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(from + 10), triggerReason: 'StopAuthorized', seqNo: seq + 2, meterValue: [energyValue('ocpp2.0.1', at(from + 10), wh[2])] });
+      };
+      await tx('1', 0, [10_000, 10_400, 10_800], 0);
+      await tx('2', 15, [10_800, 11_300, 11_800], 3);
+      // the same Started of "1" again (a queue resent after a reconnect): a replay, nothing new
+      await cli.call('TransactionEvent', { transactionInfo: { transactionId: '1' }, evse: { id: 1, connectorId: 1 }, eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, meterValue: [energyValue('ocpp2.0.1', at(0), 10_000)] });
+      // the counter restarted: "1" names a new transaction
+      await tx('1', 30, [11_800, 12_200, 12_500], 0);
+      // an Updated and Ended under "2" again whose Started was lost: a new session too
+      const two = { transactionInfo: { transactionId: '2' }, evse: { id: 1, connectorId: 1 } };
+      await cli.call('TransactionEvent', { ...two, eventType: 'Updated', timestamp: at(45), triggerReason: 'MeterValuePeriodic', seqNo: 4, meterValue: [energyValue('ocpp2.0.1', at(45), 12_600)] });
+      await cli.call('TransactionEvent', { ...two, eventType: 'Ended', timestamp: at(50), triggerReason: 'StopAuthorized', seqNo: 5, meterValue: [energyValue('ocpp2.0.1', at(50), 12_900)] });
+    });
+    const s = await sessionsOf(ch.chargerId);
+    expect(s.map((x) => [x.transaction_id, x.transaction_generation, x.energy_wh, x.status, x.started_at.toISOString()])).toEqual([
+      ['1', 0, '800', 'completed', new Date(T0).toISOString()],
+      ['2', 0, '1000', 'completed', new Date(T0 + 15 * 60_000).toISOString()],
+      ['1', 1, '700', 'completed', new Date(T0 + 30 * 60_000).toISOString()],
+      ['2', 1, '300', 'completed', new Date(T0 + 45 * 60_000).toISOString()],
+    ]);
+    // every Wh once: 800 + 1,000 + 700 + 300 (the register moved 2,900 Wh; 12,500 → 12,600 fell between two sessions)
+    const months = await monthlyChargerEnergy(svc.deps, [ch.chargerId]);
+    expect([...months.values()].reduce((n, m) => n + m.wh, 0n)).toBe(2_800n);
+  });
+
   it('2.0.1: a token that comes with an Updated (plug in, then authorize) is kept on the session', async () => {
     const ch = await withCharger('ocpp2.0.1', async (cli) => {
       const base = { transactionInfo: { transactionId: 'PLUG-1' }, evse: { id: 1, connectorId: 1 } };

@@ -190,6 +190,8 @@ export interface ChargingSessionsTable {
    * instant and Wh as the stop before it): its first register point, at started_at
    */
   start_point_wh: Generated<string | null>;
+  /** migrations/0065: 0, then 1, 2, … for a transaction id a charger reused after the session it named ended (D99) */
+  transaction_generation: Generated<number>;
 }
 
 export interface MeterReadingsTable {

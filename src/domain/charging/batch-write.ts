@@ -33,6 +33,8 @@ export interface Candidate {
   stop?: { endedAt: Date; meterStopWh: bigint | null; reason: string | null; idTag: string | null };
   /** a MeterValues naming no transaction, taken for the remembered session: its earliest reading's time (C4.6) */
   unnamedFrom?: number;
+  /** a 2.0.1 TransactionEvent: its transaction id is the charger's, which a charger may reuse (D99) */
+  chargerNamed?: boolean;
 }
 
 /** What one session's row becomes. */

@@ -50,6 +50,7 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
   let transactionId: string;
   let outcome: EventOutcome;
   let unnamedFrom: number | undefined;
+  let chargerNamed = false;
   if (ev.kind === 'meter_values') {
     const named = namedTransactionOf(ev);
     if (remembered && unnamedOn(ev, remembered)) {
@@ -65,6 +66,7 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
     if (ev.idTag !== null) return null; // an id token needs its verdict: the one-message path
     transactionId = ev.chargerTransactionId;
     outcome = { kind: 'transaction', verdict: null, aside: [] };
+    chargerNamed = true;
   } else if (ev.kind === 'transaction_ended') {
     if (ev.ref.kind === 'unknown' || ev.signed?.length) return null; // matched by connector and time / signs a reading
     const readings = mergeReadings([...ev.readings, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')]);
@@ -77,6 +79,7 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
       readings,
       outcome: { kind: 'transaction', verdict: null, aside: [] }, // the verdict is added once read
       stop: { endedAt: ev.endedAt, meterStopWh: ev.meterStopWh, reason: ev.reason, idTag: ev.idTag },
+      chargerNamed: ev.ref.kind === 'charger',
     };
   } else {
     return null;
@@ -85,7 +88,7 @@ function candidateOf(item: BatchItem, index: number, remembered?: SessionState):
   const readings = mergeReadings(ev.readings);
   if (readings.length === 0) return null;
   if (!strictlyInTime(readings)) return null;
-  return { index, chargerId: item.chargerId, transactionId, maxW: item.maxPowerW, readings, outcome, ...(unnamedFrom === undefined ? {} : { unnamedFrom }) };
+  return { index, chargerId: item.chargerId, transactionId, maxW: item.maxPowerW, readings, outcome, chargerNamed, ...(unnamedFrom === undefined ? {} : { unnamedFrom }) };
 }
 
 /** A MeterValues naming no transaction, on the connector of the running session `s` (C4.6 may place it there). */
@@ -135,6 +138,8 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     if (!s) continue; // unknown transaction: sessionOrCreate / C4.6 placement
     // a provisionally closed session may be reopened by these readings: reopenIfStillRunning
     if (s.end_provisional && s.status === 'completed') continue;
+    // a 2.0.1 transaction's session that ended for good: a replay, or a new transaction under a reused id (D99)
+    if (c.chargerNamed && s.status === 'completed') continue;
     const since = s.last_reading_at;
     if (since === null || s.last_meter_wh === null || s.meter_start_wh === null) continue;
     const registers = c.readings.filter(isRegister);
@@ -163,7 +168,8 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
   await judgeSignatures(trx, candidates); // C5.5: each signed value's verdict, as storeReadings gives it
 
   // 1. the sessions, locked as the one-message path's update would lock them, in id order. Each is found by a probe
-  // of its (charger_id, transaction_id) key (LATERAL … LIMIT 1, never flattened into a join), then locked through
+  // of its (charger_id, transaction_id) key, the latest generation of a reused id (D99) (LATERAL … LIMIT 1, never
+  // flattened into a join), then locked through
   // its primary key: joined to the unnested keys, a table never analyzed was read whole for every batch
   const sessions = await sql<SessionState>`
     select ${SESSION_COLUMNS}
@@ -171,7 +177,8 @@ export async function applySetBased(trx: Db, items: BatchItem[], now: Date): Pro
      where s.id = any(array(
        select f.id from unnest(${candidates.map((c) => c.chargerId)}::uuid[], ${candidates.map((c) => c.transactionId)}::text[]) as k(charger_id, transaction_id)
         cross join lateral (select f.id from charging_sessions f
-                             where f.charger_id = k.charger_id and f.transaction_id = k.transaction_id limit 1) f))
+                             where f.charger_id = k.charger_id and f.transaction_id = k.transaction_id
+                             order by f.transaction_generation desc limit 1) f))
      order by s.id
        for update of s`.execute(trx);
   const byKey = new Map(sessions.rows.map((s) => [`${s.charger_id}|${s.transaction_id}`, s]));

@@ -23,6 +23,7 @@ import {
   reopenIfStillRunning,
   sessionsAt,
   sessionForStop,
+  reusesTransactionId,
   type SessionRow,
 } from './sessions.ts';
 
@@ -139,10 +140,13 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
       ev.chargerTransactionId === null
         ? await findReplayedStart(trx, chargerId, ev)
         : await findByTransactionId(trx, chargerId, ev.chargerTransactionId);
-    if (!session) {
+    // D99: an id the charger reused for a new transaction names a new session, the next generation of that id
+    const reused = session !== undefined && ev.chargerTransactionId !== null && reusesTransactionId(session, earliestOf(ev.startedAt, ev.readings));
+    if (!session || reused) {
       await closeOpenSessionsProvisionally(trx, chargerId, { connectorId: ev.connectorId, before: ev.startedAt });
       const transactionId = ev.chargerTransactionId ?? (await nextTransactionId(trx));
-      session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh });
+      const generation = reused ? session!.transaction_generation + 1 : 0;
+      session = await insertSession(trx, { chargerId, connectorId: ev.connectorId, transactionId, idTag: ev.idTag, startedAt: ev.startedAt, meterStartWh: ev.meterStartWh, generation });
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
     const written = await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
@@ -154,6 +158,9 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
   });
 }
+
+/** The earliest of a message's time and its readings' times. */
+const earliestOf = (at: Date, readings: EnergyReading[]): Date => readings.reduce<Date>((m, r) => (r.measuredAt < m ? r.measuredAt : m), at);
 
 /**
  * A start at the instant and register value of the stop before it on the connector finds its reading stored as that
@@ -212,9 +219,10 @@ async function sessionOrCreate(
   readings: EnergyReading[],
 ) {
   const found = await findByTransactionId(trx, chargerId, transactionId);
-  if (found) return found;
-  const first = readings.reduce<Date>((m, r) => (r.measuredAt < m ? r.measuredAt : m), at);
-  return insertSession(trx, { chargerId, connectorId, transactionId, idTag, startedAt: first, meterStartWh: null });
+  const first = earliestOf(at, readings);
+  if (found && !reusesTransactionId(found, first)) return found;
+  // D99: under an id the charger reused, a transaction whose Started never arrived is a new generation too
+  return insertSession(trx, { chargerId, connectorId, transactionId, idTag, startedAt: first, meterStartWh: null, generation: found ? found.transaction_generation + 1 : 0 });
 }
 
 async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'transaction_ended' }>): Promise<EventOutcome> {
@@ -223,6 +231,8 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
   const maxW = await chargerMaxW(deps, ctx);
   const aside = await deps.db.transaction().execute(async (trx) => {
     let session = await sessionForStop(trx, chargerId, ev.ref, ev.connectorId, ev.endedAt);
+    // D99: an Ended under an id the charger reused, whose Started never arrived: sessionOrCreate opens its session
+    if (session && ev.ref.kind === 'charger' && reusesTransactionId(session, earliestOf(ev.endedAt, ev.readings))) session = undefined;
     if (!session && ev.ref.kind === 'charger') {
       session = await sessionOrCreate(trx, chargerId, ev.ref.transactionId, ev.connectorId ?? 1, ev.idTag, ev.endedAt, ev.readings);
     }

@@ -14,15 +14,29 @@ export async function nextTransactionId(trx: Db): Promise<string> {
   return String(r.rows[0]!.id);
 }
 
-/** Locked (FOR UPDATE): the caller goes on to update the session's energy from this row (readings.ts). */
+/**
+ * The latest session of the charger with this transaction id (a reused id has several: D99), locked (FOR UPDATE):
+ * the caller goes on to update the session's energy from this row (readings.ts).
+ */
 export async function findByTransactionId(trx: Db, chargerId: string, transactionId: string): Promise<SessionRow | undefined> {
   return trx
     .selectFrom('charging_sessions')
     .selectAll()
     .where('charger_id', '=', chargerId)
     .where('transaction_id', '=', transactionId)
+    .orderBy('transaction_generation', 'desc')
+    .limit(1)
     .forUpdate()
     .executeTakeFirst();
+}
+
+/**
+ * D99: a message for a charger-named transaction (2.0.1) whose session ended for good (not provisionally) before the
+ * message's earliest time is a new transaction under a reused id, not more of the old one. A replay of the old
+ * session's messages lies within it and is not.
+ */
+export function reusesTransactionId(s: Pick<SessionRow, 'status' | 'end_provisional' | 'ended_at'>, earliest: Date): boolean {
+  return s.status === 'completed' && !s.end_provisional && s.ended_at !== null && earliest.getTime() > s.ended_at.getTime();
 }
 
 /** C4.6: a replayed 1.6 StartTransaction (same connector, id tag, start time and meterStart) is the same session. */
@@ -70,7 +84,7 @@ export async function closeOpenSessionsProvisionally(
 
 export async function insertSession(
   trx: Db,
-  s: { chargerId: string; connectorId: number; transactionId: string; idTag: string | null; startedAt: Date; meterStartWh: bigint | null },
+  s: { chargerId: string; connectorId: number; transactionId: string; idTag: string | null; startedAt: Date; meterStartWh: bigint | null; generation?: number },
 ): Promise<SessionRow> {
   return trx
     .insertInto('charging_sessions')
@@ -78,6 +92,7 @@ export async function insertSession(
       charger_id: s.chargerId,
       connector_id: s.connectorId,
       transaction_id: s.transactionId,
+      transaction_generation: s.generation ?? 0,
       id_tag: s.idTag,
       started_at: s.startedAt,
       meter_start_wh: s.meterStartWh === null ? null : s.meterStartWh.toString(),
