@@ -27,11 +27,24 @@ export const REDACT_PATHS = [
 
 // Paths whose last segment is a capability (whoever has the link can sign or claim): the token is masked in
 // the request line, and so are credential-like query parameters.
-const TOKEN_PATH = /^(\/(?:mandates|claim|unsubscribe)\/)[^/?#]+/;
+// The one-time dashboard sign-in link is one too: opening it (a GET, as mail scanners do) does not use it up.
+const TOKEN_PATH = /^(\/(?:mandates|claim|unsubscribe|dashboard\/sign-in)\/)[^/?#]+/;
 const TOKEN_QUERY = /([?&](?:token|api_key|access_token|client_secret|password)=)[^&#]*/gi;
 
 export function maskUrl(url: string): string {
-  return url.replace(TOKEN_PATH, '$1[redacted]').replace(TOKEN_QUERY, '$1[redacted]');
+  const masked = url.replace(TOKEN_PATH, '$1[redacted]').replace(TOKEN_QUERY, '$1[redacted]');
+  // the router decodes the path (`/%6dandates/<token>` reaches the signing page): match the decoded path too, and
+  // when only it matches, log the decoded prefix and nothing of the rest of the path
+  const cut = url.search(/[?#]/);
+  const path = cut === -1 ? url : url.slice(0, cut);
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // not decodable: the router refuses it (400), nothing behind it is a capability
+  }
+  const m = decoded === path ? null : TOKEN_PATH.exec(decoded);
+  return m ? `${m[1]}[redacted]${masked.slice(cut === -1 ? masked.length : masked.search(/[?#]/))}` : masked;
 }
 
 interface LoggedRequest {

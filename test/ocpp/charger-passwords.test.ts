@@ -174,6 +174,34 @@ describe('rotation over OCPP', () => {
     expect(await tryConnect(ch.identity, ch.password)).toBe(101);
   });
 
+  it('the general command route refuses to set a charger password (it would be stored as sent and never hashed)', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    let asked = 0;
+    cli.handle('ChangeConfiguration', async () => {
+      asked += 1;
+      return { status: 'Accepted' };
+    });
+    const command = (action: string, payload: unknown) =>
+      svc.app.inject({ method: 'POST', url: `/admin/chargers/${ch.chargerId}/commands`, headers: admin, payload: { action, payload } });
+    try {
+      for (const key of ['AuthorizationKey', 'authorizationkey']) {
+        const res = await command('ChangeConfiguration', { key, value: 'plain-text-secret-1234' });
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toMatchObject({ error: 'invalid_request', detail: expect.stringContaining('password/rotate') });
+      }
+      const v201 = await command('SetVariables', { setVariableData: [{ component: { name: 'SecurityCtrlr' }, variable: { name: 'BasicAuthPassword' }, attributeValue: 'plain-text-secret-1234' }] });
+      expect(v201.statusCode).toBe(400);
+      // another key still goes through
+      expect((await command('ChangeConfiguration', { key: 'HeartbeatInterval', value: '300' })).json()).toMatchObject({ ok: true, response: { status: 'Accepted' } });
+    } finally {
+      await cli.close();
+    }
+    expect(asked).toBe(1);
+    const rows = await svc.deps.db.selectFrom('ocpp_commands').select('payload').where('charger_id', '=', ch.chargerId).execute();
+    expect(JSON.stringify(rows)).not.toContain('plain-text-secret-1234');
+  });
+
   it('offline → 409 charger_offline; no answer → 504 charger_timeout, and the charger may use either password', async () => {
     const ch = await anOcppCharger(svc, user);
     const cli = await connectCharger(svc, ch, 'ocpp1.6');

@@ -38,7 +38,25 @@ export interface CommandResult {
   response: unknown;
 }
 
-export async function sendCommand(deps: Deps, chargerId: string, action: string, payload: unknown): Promise<CommandResult> {
+/**
+ * Whether a command sets the charger's own OCPP password (1.6 ChangeConfiguration AuthorizationKey, 2.0.1 SetVariables
+ * BasicAuthPassword). Through the general command route it would be stored as sent in ocpp_commands and the gateway
+ * would go on checking the old password's hash: POST /admin/chargers/:id/password/rotate does both (D100).
+ */
+export function setsChargerPassword(action: string, payload: unknown): boolean {
+  const is = (v: unknown, name: string) => typeof v === 'string' && v.trim().toLowerCase() === name.toLowerCase();
+  const p = payload as Record<string, unknown> | null;
+  if (action === 'ChangeConfiguration') return is(p?.key, 'AuthorizationKey');
+  if (action === 'SetVariables' && Array.isArray(p?.setVariableData)) {
+    return p.setVariableData.some((d) => is((d as { variable?: { name?: unknown } } | null)?.variable?.name, 'BasicAuthPassword'));
+  }
+  return false;
+}
+
+export async function sendCommand(deps: Deps, chargerId: string, action: string, payload: unknown, opts: { setsPassword?: true } = {}): Promise<CommandResult> {
+  if (!opts.setsPassword && setsChargerPassword(action, payload)) {
+    throw new DomainError('invalid_request', "a charger's OCPP password is set through POST /admin/chargers/{charger_id}/password/rotate, which keeps only its hash; not through a command");
+  }
   await requireCharger(deps, chargerId);
   const st = await liveStateOf(deps, chargerId);
   const protocol = st?.protocol ?? null;

@@ -69,7 +69,7 @@ export async function rotateChargerPassword(deps: Deps, chargerId: string, input
 
   let result;
   try {
-    result = await sendCommand(deps, row.id, action, payload);
+    result = await sendCommand(deps, row.id, action, payload, { setsPassword: true });
   } catch (err) {
     // timeout: the charger may have applied it, so the new hash stays pending beside the old password
     if (!(isDomainError(err) && err.code === 'charger_timeout')) await restore();
