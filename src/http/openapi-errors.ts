@@ -49,7 +49,62 @@ export function platformResponses(auth: RouteAuth | undefined, rateLimited: bool
     out['429'] = errorResponse(['Too many requests'], 'Retry-After, RateLimit and RateLimit-Policy headers', {
       retry_after_seconds: { type: 'integer' },
     });
+  } else if (auth && 'admin' in auth) {
+    // C1.5: failed admin authentications are limited per client IP (admin-auth.ts); past the limit every admin
+    // request from that IP is refused, even one with the right token, until the window ends
+    out['429'] = errorResponse(
+      ['Too many requests'],
+      'too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers',
+      { retry_after_seconds: { type: 'integer' } },
+    );
   }
+  return out;
+}
+
+/** The answer to a body in a media type the server does not read (app.ts), on every operation that takes a body. */
+export function unsupportedMediaTypeResponse(): Record<string, unknown> {
+  return errorResponse(['unsupported_media_type'], "the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one");
+}
+
+/**
+ * Codes every operation's error answer of a status can carry, whatever its route says: what the app's error handler
+ * answers for a request that fails its schema or a path that does not decode (400 invalid_request), a JSON body that
+ * does not parse (400 invalid_json), a body in a media type the server does not read (415).
+ */
+export function genericErrorCodes(status: string, takesJson: boolean): string[] {
+  if (status === '400') return takesJson ? ['invalid_request', 'invalid_json'] : ['invalid_request'];
+  if (status === '415') return ['unsupported_media_type'];
+  return [];
+}
+
+/** The response headers the document declares (components.headers), by name. */
+export const RESPONSE_HEADERS: Record<string, Record<string, unknown>> = {
+  RateLimit: {
+    description: 'draft-ietf-httpapi-ratelimit-headers: the policy, requests left (r) and seconds until the window resets (t), e.g. `"cpo";r=119;t=60`',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'draft-ietf-httpapi-ratelimit-headers: the policy, its quota (q) and window in seconds (w), e.g. `"cpo";q=120;w=60`',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'seconds to wait before the next request', schema: { type: 'string', pattern: '^\\d+$' } },
+  'Cache-Control': { description: 'no-store: the answer carries a secret and must not be cached', schema: { type: 'string', const: 'no-store' } },
+};
+
+/** How an operation is rate limited (C1.5): every request counted, or (admin API) failed authentications only. */
+export type RateLimitKind = 'requests' | 'admin-failures';
+
+/**
+ * The headers a response of an operation carries. A counted request's answer carries RateLimit and RateLimit-Policy
+ * whatever its status (not when the counters cannot be read: the request is served without them); on the admin API
+ * only a failed authentication's answer and the 429 do. A 429 of the rate limiter carries Retry-After. The token
+ * endpoint's answer is never cached.
+ */
+export function responseHeaderNames(kind: RateLimitKind | undefined, operationId: string, status: string): string[] {
+  const out: string[] = [];
+  if (kind === 'requests' || (kind === 'admin-failures' && (status === '401' || status === '429'))) out.push('RateLimit', 'RateLimit-Policy');
+  if (kind && status === '429') out.push('Retry-After');
+  if (operationId === 'createToken' && status === '200') out.push('Cache-Control');
   return out;
 }
 
@@ -61,10 +116,11 @@ export const EXTRA_ERROR_CODES: Record<string, string[]> = {
   'listErePositions 400': ['invalid_request'],
   'listMySessions 400': ['invalid_request'],
   'getMyErePosition 400': ['invalid_request'],
-  'uploadPartnerCustomers 400': ['consent_required', 'customers must be a non-empty array of { name, email }', 'invalid_json'],
+  // send_invite not a boolean; import: rows not an array, csv not a string (domain/partners/index.ts)
+  'uploadPartnerCustomers 400': ['consent_required', 'customers must be a non-empty array of { name, email }', 'invalid_request'],
   'uploadPartnerCustomers 403': ['No partner is linked to this API key'],
   'uploadPartnerCustomers 500': ['Failed to create drafts'],
-  'importPartnerDrafts 400': ['consent_required', 'invalid_json'],
+  'importPartnerDrafts 400': ['consent_required', 'invalid_request'],
   'importPartnerDrafts 403': ['No partner is linked to this API key'],
   'importPartnerDrafts 500': ['Failed to create drafts'],
 };
@@ -90,6 +146,9 @@ const DETAILS: Record<string, string> = {
   'Insufficient scope': 'This token lacks the scope it needs.',
   partner_api_key_scope: 'A partner API key reaches only Partner API routes.',
   consent_required: 'consent must be true.',
+  unsupported_media_type: 'Send the body as application/json.',
+  too_many_streams: 'This token already has 5 open streams (at most 5); close one first.',
+  not_ready: 'Start-up is not complete: migrations.',
 };
 
 /** An example body of one error string, as the API sends it. */

@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import { z } from 'zod';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Deps } from '../deps.ts';
 import type { RouteAuth } from './auth.ts';
@@ -16,7 +17,12 @@ import {
   errorExample,
   exampleKey,
   EXTRA_ERROR_CODES,
+  genericErrorCodes,
   platformResponses,
+  RESPONSE_HEADERS,
+  responseHeaderNames,
+  unsupportedMediaTypeResponse,
+  type RateLimitKind,
 } from './openapi-errors.ts';
 import { REQUEST_EXAMPLES } from './openapi-examples.ts';
 import { openApiPath, operationIdFor, TAG_OVERRIDES, TAGS } from './openapi-operations.ts';
@@ -73,7 +79,7 @@ function description(deps: Deps): string {
     `OCPP 1.6J and 2.0.1 chargers connect at \`${ws}\` (HTTP Basic: identity and charger password).`,
     '',
     'Every error is `{"error": "<code>", "detail": "<sentence>"}`: switch on `error`, never on `detail`.',
-    'Besides the errors each operation lists, the server answers any request it cannot take as such: 400 `invalid_request` (not valid HTTP/1.1, no Host header, or a path that does not decode), 408 `request_timeout` (not received in full in time), 413 `payload_too_large`, 414 `uri_too_long` (a path parameter over 100 characters), 417 `expectation_failed` (an Expect other than 100-continue) and 431 `headers_too_large` (request line and headers over 16 KiB).',
+    'Besides the errors each operation lists, the server answers any request it cannot take as such: 400 `invalid_request` (not valid HTTP/1.1, no Host header, or a path that does not decode), 408 `request_timeout` (not received in full in time), 413 `payload_too_large`, 414 `uri_too_long` (a path parameter over 100 characters), 415 `unsupported_media_type` (a body in a media type the server does not read: send JSON, or a form where the operation takes one), 417 `expectation_failed` (an Expect other than 100-continue) and 431 `headers_too_large` (request line and headers over 16 KiB).',
   ]
     .filter((l, i, all) => l !== '' || all[i - 1] !== '')
     .join('\n');
@@ -88,7 +94,10 @@ function documentErrors(op: Json): void {
     if (Number(status) < 400) continue;
     const media = response.content?.['application/json'];
     if (!media) continue;
-    const codes = [...new Set([...codesOf(response.description), ...(EXTRA_ERROR_CODES[`${op.operationId} ${status}`] ?? [])])];
+    const takesJson = Boolean(op.requestBody?.content?.['application/json']);
+    const described = typeof response.description === 'string' ? response.description : '';
+    const own = codesOf(described);
+    const codes = [...new Set([...own, ...(EXTRA_ERROR_CODES[`${op.operationId} ${status}`] ?? []), ...genericErrorCodes(status, takesJson)])];
     const extras = Object.fromEntries(Object.entries((media.schema?.properties ?? {}) as Json).filter(([k]) => k !== 'error' && k !== 'detail'));
     media.schema = Object.keys(extras).length
       ? { allOf: [{ $ref: ERROR_BODY_REF }, { type: 'object', properties: extras }] }
@@ -96,7 +105,8 @@ function documentErrors(op: Json): void {
     delete media.example;
     if (codes.length) {
       media.examples = Object.fromEntries(codes.map((c) => [exampleKey(c), { summary: c, value: errorExample(c, scope) }]));
-      const note = typeof response.description === 'string' ? /\s+\((.*)\)$/s.exec(response.description)?.[1] : undefined;
+      // "error: a | b (note)" keeps its note; a description naming no code is kept whole as the note
+      const note = own.length ? /\s+\((.*)\)$/s.exec(described)?.[1] : described && described !== STATUS_CODES[Number(status)] ? described : undefined;
       response.description = `${codes.map((c) => `\`${c}\``).join(', ')}${note ? ` (${note})` : ''}`;
     }
   }
@@ -110,14 +120,25 @@ function finishDocument(deps: Deps, doc: Json): Json {
   if (!deps.config.ADMIN_TOKEN) delete doc.components.securitySchemes.adminToken;
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorBody: errorBodyComponent() };
   const used = new Set<string>();
+  const headersUsed = new Set<string>();
   for (const ops of Object.values(doc.paths ?? {}) as Json[]) {
     for (const op of Object.values(ops) as Json[]) {
       for (const t of op.tags ?? []) used.add(t);
+      // the transform's marks (below), read and removed
+      const rateLimit = op['x-rate-limit'] as RateLimitKind | undefined;
+      delete op['x-rate-limit'];
+      if (op['x-body-optional'] && op.requestBody) op.requestBody.required = false;
+      delete op['x-body-optional'];
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
         if (res.description === 'Default Response') res.description = STATUS_CODES[Number(status)] ?? 'Response';
         // a body that is not JSON (the event stream) names its media type in its schema's contentMediaType
         const schema = res.content?.['application/json']?.schema;
         if (typeof schema?.contentMediaType === 'string') res.content = { [schema.contentMediaType]: { schema } };
+        const names = responseHeaderNames(rateLimit, op.operationId, status);
+        if (names.length) {
+          res.headers = Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+          for (const n of names) headersUsed.add(n);
+        }
       }
       documentErrors(op);
       const example = REQUEST_EXAMPLES[op.operationId];
@@ -126,6 +147,7 @@ function finishDocument(deps: Deps, doc: Json): Json {
     }
   }
   doc.tags = TAGS.filter((t) => used.has(t.name)).map((t) => ({ ...t }));
+  if (headersUsed.size) doc.components.headers = Object.fromEntries(Object.entries(RESPONSE_HEADERS).filter(([n]) => headersUsed.has(n)).map(([n, h]) => [n, structuredClone(h)]));
   return doc;
 }
 
@@ -147,11 +169,17 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
       if (partIsOff(deps, path)) schema['hide'] = true;
       const tag = TAG_OVERRIDES[`${method} ${path}`];
       if (tag) schema['tags'] = [tag];
-      const rateLimited = config?.rateLimit !== false && !(auth && 'admin' in auth);
+      const isAdmin = Boolean(auth && 'admin' in auth);
+      const rateLimited = config?.rateLimit !== false && !isAdmin;
+      // marks for finishDocument (x- keys reach the operation): the rate-limit headers, a body that may be left out
+      const rateLimit: RateLimitKind | undefined = rateLimited ? 'requests' : isAdmin ? 'admin-failures' : undefined;
+      if (rateLimit) schema['x-rate-limit'] = rateLimit;
+      const body = (arg.schema as { body?: unknown } | undefined)?.body;
+      if (body instanceof z.ZodType && body.safeParse(undefined).success) schema['x-body-optional'] = true;
       if (schema['response']) {
         // a route's own answer wins when it names its error strings; a bare ErrorBody gives way to the platform's
         const own = schema['response'] as Record<string, { description?: unknown }>;
-        const platform = platformResponses(auth, rateLimited);
+        const platform = { ...platformResponses(auth, rateLimited), ...(body ? { 415: unsupportedMediaTypeResponse() } : {}) };
         const named = Object.fromEntries(Object.entries(own).filter(([status]) => !(status in platform) || codesOf(own[status]?.description).length > 0));
         schema['response'] = { ...platform, ...named };
       }
