@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { upsertCatalogModel } from '../../domain/catalog/index.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { AdminCatalogModelBody } from '../../../schemas/http/catalog.ts';
-import { ErrorBody } from '../../../schemas/http/onboarding-common.ts';
+import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 export const adminCatalogRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -14,7 +14,7 @@ export const adminCatalogRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Admin'],
         summary: 'Add or update a catalog model (keyed by brand and model) and its aliases',
         body: AdminCatalogModelBody,
-        response: { 201: z.object({ catalog_charger_id: z.uuid() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        response: { 201: z.object({ catalog_charger_id: z.uuid() }), 400: errorOf('invalid_request'), 401: ErrorBody },
       },
     },
     async (req, reply) => {

@@ -8,9 +8,10 @@ import { PASSWORD_PATTERN, PASSWORD_RULE, setChargerPassword } from '../../domai
 import { isoUtc } from '../../lib/time.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 const Password = z.string().regex(PASSWORD_PATTERN, PASSWORD_RULE);
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+const errors = { 400: errorOf('invalid_request'), 401: ErrorBody, 404: errorOf('charger_not_found') };
 
 export const adminChargerCredentialsRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -33,7 +34,8 @@ export const adminChargerCredentialsRoutes: RouteRegistrar = (app, deps) => {
             ocpp: z.object({ identity: z.string(), endpoint: z.string(), password: z.string().optional() }),
           }),
           ...errors,
-          409: ErrorBody,
+          404: errorOf('user_not_found', 'account_not_found'),
+          409: errorOf('ocpp_identity_taken'),
           422: ErrorBody.describe('error: charger_limit (the account already has 10 active chargers)'),
         },
       },
@@ -88,9 +90,9 @@ export const adminChargerCredentialsRoutes: RouteRegistrar = (app, deps) => {
             password: z.string().optional(),
           }),
           ...errors,
-          409: ErrorBody,
-          502: ErrorBody,
-          504: ErrorBody,
+          409: errorOf('charger_offline'),
+          502: errorOf('charger_call_error'),
+          504: errorOf('charger_timeout'),
         },
       },
     },

@@ -8,8 +8,11 @@ import { listQuarantine } from '../../domain/charging/quarantine.ts';
 import { replayQuarantined } from '../../ocpp/replay.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 const Params = z.object({ charger_id: z.string() });
+const invalid = errorOf('invalid_request');
+const noCharger = errorOf('charger_not_found');
 
 /** C4.11: one quarantined message ('message') or unreadable part of an applied one ('part'). */
 const QuarantineItem = z.object({
@@ -40,12 +43,12 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         body: z.object({ action: z.enum(ALL_COMMANDS), payload: z.record(z.string(), z.unknown()).default({}) }),
         response: {
           200: z.object({ ok: z.literal(true), action: z.string(), response: z.unknown() }),
-          400: ErrorBody,
+          400: ErrorBody.describe('error: invalid_request (an action or payload the charger\'s protocol does not take)'),
           401: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          502: ErrorBody,
-          504: ErrorBody,
+          404: noCharger,
+          409: errorOf('charger_offline'),
+          502: errorOf('charger_call_error'),
+          504: errorOf('charger_timeout'),
         },
       },
     },
@@ -63,9 +66,9 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         body: z.object({ status: z.enum(['Accepted', 'Pending', 'Rejected']) }),
         response: {
           200: z.object({ charger_id: z.string(), registration_status: z.enum(['Accepted', 'Pending', 'Rejected']) }),
-          400: ErrorBody,
+          400: invalid,
           401: ErrorBody,
-          404: ErrorBody,
+          404: noCharger,
         },
       },
     },
@@ -87,9 +90,9 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
             policy: z.enum(['accept_all', 'list']),
             tokens: z.array(z.object({ id_token: z.string(), status: z.string(), expires_at: z.string().nullable() })),
           }),
-          400: ErrorBody,
+          400: invalid,
           401: ErrorBody,
-          404: ErrorBody,
+          404: noCharger,
         },
       },
     },
@@ -111,9 +114,9 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         }),
         response: {
           200: z.object({ charger_id: z.string(), ocmf_public_key: z.string().nullable(), curve: z.string().nullable() }),
-          400: ErrorBody,
+          400: errorOf('invalid_public_key', 'invalid_request'),
           401: ErrorBody,
-          404: ErrorBody,
+          404: noCharger,
         },
       },
     },
@@ -132,9 +135,9 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         querystring: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
         response: {
           200: z.object({ charger_id: z.string(), messages: z.array(QuarantineItem) }),
-          400: ErrorBody,
+          400: invalid,
           401: ErrorBody,
-          404: ErrorBody,
+          404: noCharger,
         },
       },
     },
@@ -153,7 +156,13 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         summary:
           'Run a quarantined message through the gateway again after its cause was fixed (C4.11); the outcome is recorded on the row. Idempotent: an applied message is not applied twice',
         params: z.object({ charger_id: z.string(), id: z.string() }),
-        response: { 200: QuarantineItem, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: {
+          200: QuarantineItem,
+          400: invalid,
+          401: ErrorBody,
+          404: ErrorBody.describe('error: charger_not_found | not_found (not_found: no such quarantined message of this charger)'),
+          409: errorOf('quarantine_not_replayable'),
+        },
       },
     },
     async (req) => {

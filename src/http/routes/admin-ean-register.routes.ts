@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadRegisterEntries } from '../../domain/ean/index.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { AdminEanRegisterBody } from '../../../schemas/http/catalog.ts';
-import { ErrorBody } from '../../../schemas/http/onboarding-common.ts';
+import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 export const adminEanRegisterRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -14,7 +14,7 @@ export const adminEanRegisterRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Admin'],
         summary: 'Load EAN register entries (EAN with postal code and house number); a re-loaded EAN is replaced',
         body: AdminEanRegisterBody,
-        response: { 201: z.object({ loaded: z.number().int() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        response: { 201: z.object({ loaded: z.number().int() }), 400: errorOf('invalid_request'), 401: ErrorBody },
       },
     },
     async (req, reply) => reply.code(201).send({ loaded: await loadRegisterEntries(deps.db, req.body.entries) }),

@@ -9,7 +9,7 @@ import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
 const admin = { auth: { admin: true } } as const;
 const tags = ['Admin'];
-const errors = { 400: Err, 401: Err, 404: Err, 409: Err };
+const errors = { 400: errorOf('invalid_request'), 401: Err };
 const Decimal = z.union([z.number(), z.string()]);
 
 export const EnergyMonthSchema = z.object({
@@ -84,7 +84,6 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         response: {
           200: EnergyMonthSchema,
           ...errors,
-          400: errorOf('invalid_request', 'invalid_json'),
           404: errorOf('energy_month_not_found'),
           409: errorOf('invalid_transition', 'energy_held', 'account_not_eligible'),
         },
@@ -122,7 +121,12 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         summary: "Allocate an account's registered, unallocated ERE to a sale (reserved)",
         params: z.object({ sale_id: z.string() }),
         body: z.object({ account_id: z.string(), ere: Decimal }),
-        response: { 201: Allocation, ...errors },
+        response: {
+          201: Allocation,
+          ...errors,
+          404: errorOf('sale_not_found', 'account_not_found'),
+          409: errorOf('sale_exceeded', 'insufficient_registered_ere'),
+        },
       },
     },
     async (req, reply) => reply.code(201).send(await allocateToSale(deps, req.params.sale_id, req.body)),
@@ -136,7 +140,7 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         tags,
         summary: 'Release a reserved allocation for payout (reserved → payable)',
         params: z.object({ allocation_id: z.string() }),
-        response: { 200: Allocation, ...errors },
+        response: { 200: Allocation, ...errors, 404: errorOf('allocation_not_found'), 409: errorOf('invalid_transition') },
       },
     },
     async (req) => markPayable(deps, req.params.allocation_id),
@@ -162,6 +166,8 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
             paid_at: z.string(),
           }),
           ...errors,
+          404: errorOf('account_not_found'),
+          409: errorOf('nothing_payable'),
         },
       },
     },

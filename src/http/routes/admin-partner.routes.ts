@@ -11,8 +11,9 @@ import {
   SuppressionResponse,
 } from '../../../schemas/http/partner.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
-const errors = { 400: PartnerError, 401: PartnerError, 404: PartnerError };
+const errors = { 400: errorOf('invalid_request'), 401: PartnerError };
 
 export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {
   app.post(

@@ -15,10 +15,13 @@ import { runJobExclusive } from '../../jobs/scheduler.ts';
 import { allJobs, findJob } from '../../jobs/registry.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { INT4_MAX } from '../../../schemas/http/common.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() });
 const admin = { auth: { admin: true } } as const;
-const errors = { 400: Err, 401: Err, 404: Err };
+// the codes each route names are what it and the domain function it calls throw (invalid_request and invalid_json
+// of a 400 are added to every operation by openapi.ts)
+const errors = { 400: errorOf('invalid_request'), 401: Err };
 const tags = ['Admin'];
 
 export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
@@ -49,7 +52,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         summary: "Mint the partner's API key (shown once; revokes the earlier key)",
         params: z.object({ partner_id: z.uuid() }),
         body: z.object({ legacy_prefix: z.boolean().optional() }).optional(),
-        response: { 201: z.object({ api_key: z.string() }), ...errors },
+        response: { 201: z.object({ api_key: z.string() }), ...errors, 404: errorOf('partner_not_found') },
       },
     },
     async (req, reply) =>
@@ -68,6 +71,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         response: {
           201: z.object({ client_id: z.string(), client_secret: z.string(), scopes: z.array(z.string()) }),
           ...errors,
+          404: errorOf('partner_not_found'),
         },
       },
     },
@@ -98,7 +102,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         summary: "Mint the user's personal API token (shown once; revokes the earlier token)",
         params: z.object({ user_id: z.uuid() }),
         body: z.object({ scopes: z.array(z.enum(PERSONAL_SCOPES)).min(1) }),
-        response: { 201: z.object({ token: z.string() }), ...errors },
+        response: { 201: z.object({ token: z.string() }), ...errors, 404: errorOf('user_not_found') },
       },
     },
     async (req, reply) => reply.code(201).send(await mintPersonalToken(deps, req.params.user_id, req.body.scopes)),
@@ -113,7 +117,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         summary: 'Link an account to its owner (the user then sees it through the Personal API)',
         params: z.object({ user_id: z.uuid() }),
         body: z.object({ account_id: z.uuid() }),
-        response: { 200: z.object({ ok: z.literal(true) }), ...errors },
+        response: { 200: z.object({ ok: z.literal(true) }), ...errors, 404: errorOf('user_not_found', 'account_not_found') },
       },
     },
     async (req) => linkAccountOwner(deps, req.params.user_id, req.body.account_id),
@@ -142,8 +146,9 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
         params: z.object({ job: z.string() }),
         response: {
           200: z.object({ ok: z.literal(true), job: z.string(), result: z.unknown() }),
-          409: Err,
           ...errors,
+          404: errorOf('job_not_found'),
+          409: errorOf('job_running'),
         },
       },
     },

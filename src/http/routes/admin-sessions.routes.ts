@@ -4,6 +4,7 @@ import { publishChargerChanges } from '../../domain/charging/charger-changes.ts'
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import { HeldSessionList, HeldSessionsQuery, ReviewedSession, SessionReviewBody, SessionReviewParams } from '../../../schemas/http/session-review.ts';
 import type { RouteRegistrar } from '../types.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 export const adminSessionsRoutes: RouteRegistrar = (app, deps) => {
   app.get(
@@ -14,7 +15,7 @@ export const adminSessionsRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Admin'],
         summary: 'Sessions with flagged steps that wait for a decision (C5.5), oldest first, with the held energy and the reasons',
         querystring: HeldSessionsQuery,
-        response: { 200: HeldSessionList, 400: ErrorBody, 401: ErrorBody },
+        response: { 200: HeldSessionList, 400: errorOf('invalid_request'), 401: ErrorBody },
       },
     },
     async (req) => listHeldSessions(deps, req.query.limit),
@@ -30,7 +31,13 @@ export const adminSessionsRoutes: RouteRegistrar = (app, deps) => {
           "Accept or reject a held session's flagged steps (C5.5): accepted Wh count from now on, rejected Wh never; the session's kwh changes at once, the monthly energy at the next aggregation run",
         params: SessionReviewParams,
         body: SessionReviewBody,
-        response: { 200: ReviewedSession, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: {
+          200: ReviewedSession,
+          400: errorOf('invalid_request'),
+          401: ErrorBody,
+          404: errorOf('session_not_found'),
+          409: errorOf('session_not_held'),
+        },
       },
     },
     async (req) => {
