@@ -29,7 +29,8 @@ export const PersonInput = z
   })
   .describe('the signatory of the machtiging');
 
-const addressField = (name: string) =>
+/** An address field of a connection (also what POST /v1/connections:update documents). */
+export const addressField = (name: string) =>
   z
     .union([z.string().regex(/\S/), z.number().int().positive()], { error: `connection.${name} is required.` })
     .describe(name === 'house_number' ? 'string, or a positive integer' : 'non-blank string');

@@ -3,14 +3,16 @@ import { z } from 'zod';
 import { EanValidationEnum, MandateStatusEnum, RegistrationStatusEnum } from './onboarding-common.ts';
 import { checkedByDomain } from './common.ts';
 import { TargetFields } from './mandates.ts';
+import { addressField } from './accounts.ts';
 
 /** Fields left out keep their value; null clears house_number_addition. Checked by the domain (spec §4.1 rules 1–4). */
 export const ConnectionCorrection = z.object({
   ean_code: z.string().optional().describe('corrected 18-digit EAN'),
-  street: z.string().optional(),
-  house_number: z.union([z.string(), z.number().int().positive()]).optional(),
-  postal_code: z.string().optional(),
-  city: z.string().optional(),
+  // as POST /v1/accounts takes them: a non-blank string or a positive integer (a blank one: address_required)
+  street: addressField('street').optional(),
+  house_number: addressField('house_number').optional(),
+  postal_code: addressField('postal_code').optional(),
+  city: addressField('city').optional(),
   house_number_addition: z.string().nullable().optional().describe('null clears it'),
 });
 

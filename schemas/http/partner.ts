@@ -8,8 +8,9 @@ const str = z.union([z.string(), z.number()]);
 /** A draft row (spec §2): names matched case-insensitively; the aliases are listed in docs/partner.md. */
 export const DraftRow = z
   .object({
-    name: z.string().describe('alias: naam'),
-    email: z.string().describe('aliases: emailadres, mail'),
+    // not required per row: a row without a name or an e-mail address is answered in `rejected` (invalid)
+    name: z.string().optional().describe('required for a draft (a row without it is rejected as invalid); alias: naam'),
+    email: z.string().optional().describe('required for a draft (a row without it is rejected as invalid); aliases: emailadres, mail'),
     type: z.string().optional().describe('particulier (default), zakelijk, vve; alias: soort'),
     company_name: z.string().optional().describe('aliases: bedrijfsnaam, bedrijf, company'),
     contact_name: z.string().optional().describe('aliases: contactpersoon, contact'),

@@ -28,7 +28,8 @@ export const ChargerItem = z.object({
 export const ChargerList = z.object({ chargers: z.array(ChargerItem) });
 
 export const CreateChargerBody = z.object({
-  nickname: z.string().trim().min(1).max(100),
+  // spaces around it are removed; one of only spaces is refused (400 invalid_request)
+  nickname: z.string().trim().min(1).max(100).regex(/\S/, 'must contain a character other than a space').describe('1 to 100 characters after trimming; at least one that is not a space'),
   connection_type: z.literal('ocpp'),
   ocpp_identity: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).optional(),
   account_id: z.uuid().nullable().optional(),

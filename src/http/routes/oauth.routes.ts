@@ -27,7 +27,10 @@ export const oauthRoutes: RouteRegistrar = (app, deps) => {
             client_secret: z.string().optional(),
             scope: z.string().optional(),
           })
-          .loose(),
+          .loose()
+          // documentation only: the domain checks them, in this order (C1.1: an absent or empty one is 400
+          // invalid_request, a grant type other than client_credentials 400 unsupported_grant_type)
+          .meta({ required: ['grant_type', 'client_id', 'client_secret'] }),
         response: { 200: TokenResponse, 400: OAuthError, 401: OAuthError, 429: OAuthError.loose() },
       },
     },

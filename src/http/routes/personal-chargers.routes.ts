@@ -2,6 +2,7 @@
 import { listChargerItems } from '../../domain/charging/personal-views.ts';
 import { registerOcppCharger } from '../../domain/chargers/register-ocpp-charger.ts';
 import { ChargerList, CreateChargerBody, CreatedCharger, ErrorBody } from '../../../schemas/http/personal-chargers.ts';
+import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';
 
@@ -32,11 +33,11 @@ export const personalChargersRoutes: RouteRegistrar = (app, deps) => {
         body: CreateChargerBody,
         response: {
           201: CreatedCharger,
-          400: ErrorBody,
+          400: errorOf('invalid_request'),
           401: ErrorBody,
           403: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
+          404: errorOf('account_not_found'),
+          409: errorOf('ocpp_identity_taken'),
           422: ErrorBody.describe('error: charger_limit (the account already has 10 active chargers)'),
         },
       },
