@@ -34,7 +34,7 @@ function documented(typed: z.ZodType): Record<string, unknown> {
 }
 
 /** A page's 400: its link's path does not decode, answered before any route runs (JSON, not the page). */
-export const BadLinkBody = ErrorBody.describe('the link is not valid percent-encoded UTF-8 (JSON, {error, detail})');
+export const BadLinkBody = ErrorBody.describe('error: invalid_request (the link is not valid percent-encoded UTF-8)');
 
 /** A sample EAN that passes every check of the API: 18 digits, Dutch (871…), with a valid GS1 check digit. */
 export const EXAMPLE_EAN = '871685900012345674';

@@ -7,13 +7,16 @@ import type { RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 import { sendPage } from './send-page.ts';
 import { operatorOf, type OperatorIdentity } from '../../lib/operator.ts';
-import { BadLinkBody } from '../../../schemas/http/common.ts';
+import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 
 const Html = z.string();
+/** A page answer (text/html). The answers given before the page runs stay JSON: a link that does not decode (400),
+ * a body that does not parse (400) or is in another media type (415), the rate limit (429). */
+const html = (description: string) => ({ description, content: { 'text/html': { schema: Html } } });
 const pageResponses = {
-  200: Html.describe('the signing form, or the confirmation when already signed'),
-  404: Html.describe('unknown or tampered link (nothing recorded)'),
-  410: Html.describe('expired link, a link voided by a revocation, or the connection is no longer active (nothing recorded)'),
+  200: html('the signing form, or the confirmation when already signed'),
+  404: html('unknown or tampered link (nothing recorded)'),
+  410: html('expired link, a link voided by a revocation, or the connection is no longer active (nothing recorded)'),
 };
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
@@ -72,7 +75,6 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
         summary: 'The hosted machtiging signing page (HTML; 404 unknown or tampered link, 410 expired or void)',
         params: z.object({ token: z.string() }),
         querystring: LocaleQuery,
-        produces: ['text/html'],
         response: { ...pageResponses, 400: BadLinkBody },
       },
     },
@@ -102,16 +104,18 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
           .loose()
           .nullish(),
         consumes: ['application/x-www-form-urlencoded'],
-        produces: ['text/html'],
         response: {
           ...pageResponses,
-          200: Html.describe('the confirmation page (or the form again when the link was already used)'),
+          200: html('the confirmation page (or the form again when the link was already used)'),
           303: z.null().describe('signed; redirect to return_url'),
-          // a body that is not a form (bad JSON, an array) gets the app's JSON error, which must pass too
-          400: z
-            .union([Html, z.object({ error: z.string(), detail: z.string().optional() })])
-            .describe('the form with errors: missing name or consent (nothing recorded); a malformed body: {error, detail}'),
-          409: Html.describe('the details changed after the page was shown; reload (nothing recorded)'),
+          // a body that is not a form (bad JSON, an array) or a link that does not decode gets the app's JSON error
+          400: {
+            description:
+              'error: invalid_request | invalid_json (text/html: the form again with its errors, missing name or consent, nothing recorded; ' +
+              'application/json: a body that does not parse or is not a form, or a link that does not decode)',
+            content: { 'text/html': { schema: Html }, 'application/json': { schema: ErrorBody } },
+          },
+          409: html('the details changed after the page was shown; reload (nothing recorded)'),
         },
       },
     },

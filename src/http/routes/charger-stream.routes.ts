@@ -211,7 +211,7 @@ export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {
           200: ChargerStream,
           401: ErrorBody,
           403: ErrorBody,
-          429: ErrorBody.describe('error: "Too many requests" (rate limit) or too_many_streams (open streams per token)'),
+          429: ErrorBody.describe('error: Too many requests | too_many_streams (Too many requests: the rate limit, with Retry-After; too_many_streams: the token already holds STREAM_MAX_PER_TOKEN open streams)'),
         },
       },
     },

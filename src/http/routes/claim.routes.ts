@@ -17,7 +17,7 @@ import {
   type Locale,
 } from '../pages/claim-html.ts';
 import type { RouteRegistrar } from '../types.ts';
-import { BadLinkBody } from '../../../schemas/http/common.ts';
+import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 import { sendPage } from '../pages/send-page.ts';
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
@@ -86,7 +86,18 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
           })
           .loose()
           .optional(),
-        response: { 200: html, 400: html, 404: html, 409: html, 410: html, 422: html },
+        response: {
+          200: html,
+          // the page with the form's error; a body that does not parse or a link that does not decode: the app's JSON error
+          400: {
+            description: 'error: invalid_request | invalid_json (text/html: the page with the error of the form; application/json: a body that does not parse, or a link that does not decode)',
+            content: { 'text/html': { schema: z.string() }, 'application/json': { schema: ErrorBody } },
+          },
+          404: html,
+          409: html,
+          410: html,
+          422: html,
+        },
       },
     },
     async (req, reply) => {

@@ -7,8 +7,8 @@ import type { RouteRegistrar } from '../types.ts';
 import { bearerOf, INVALID_TOKEN } from '../auth.ts';
 import { timingSafeEqualStr } from '../../lib/secrets.ts';
 import { metricsText } from '../plugins/metrics.ts';
+import { ErrorBody } from '../../../schemas/http/common.ts';
 
-const ErrorBody = z.object({ error: z.string(), detail: z.string().optional() });
 const ops = { auth: { public: true }, rateLimit: false } as const;
 
 export const opsRoutes: RouteRegistrar = (app, deps) => {
@@ -34,7 +34,7 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
         summary: 'Readiness: start-up is complete (migrations, catalog, sandbox seed, demo credentials), the database answers',
         response: {
           200: z.object({ status: z.literal('ready'), database: z.enum(['pg', 'pglite']) }),
-          503: ErrorBody,
+          503: ErrorBody.describe('error: not_ready (start-up is not complete, the database does not answer, or a migration is not applied)'),
         },
       },
     },
@@ -67,8 +67,11 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Operations'],
         summary: 'Prometheus metrics: request durations by route and status, process metrics',
         description: 'With METRICS_TOKEN set, requires `Authorization: Bearer <METRICS_TOKEN>`; open otherwise.',
-        produces: ['text/plain'],
-        response: { 200: z.string(), 401: ErrorBody },
+        // the metrics are text (the Prometheus exposition format); the 401 is the JSON error body
+        response: {
+          200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: z.string() } } },
+          401: ErrorBody.describe(`error: ${INVALID_TOKEN} (METRICS_TOKEN is set and the bearer token is not it)`),
+        },
       },
     },
     async (req, reply) => {
