@@ -967,7 +967,16 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description draft-ietf-httpapi-ratelimit-headers: the policy, requests left (r) and seconds until the window resets (t), e.g. `"cpo";r=119;t=60` */
+        RateLimit: string;
+        /** @description draft-ietf-httpapi-ratelimit-headers: the policy, its quota (q) and window in seconds (w), e.g. `"cpo";q=120;w=60` */
+        "RateLimit-Policy": string;
+        /** @description seconds to wait before the next request */
+        "Retry-After": string;
+        /** @description no-store: the answer carries a secret and must not be cached */
+        "Cache-Control": "no-store";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1018,7 +1027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Service Unavailable */
+            /** @description `not_ready` (start-up is not complete, the database does not answer, or a migration is not applied) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1038,7 +1047,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description Prometheus text exposition format */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1047,16 +1056,13 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Unauthorized */
+            /** @description `Missing or invalid API token` (METRICS_TOKEN is set and the bearer token is not it) */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": {
-                        error: string;
-                        detail?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1079,9 +1085,9 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    grant_type?: string;
-                    client_id?: string;
-                    client_secret?: string;
+                    grant_type: string;
+                    client_id: string;
+                    client_secret: string;
                     scope?: string;
                 } & {
                     [key: string]: unknown;
@@ -1095,9 +1101,9 @@ export interface operations {
                  *     }
                  */
                 "application/x-www-form-urlencoded": {
-                    grant_type?: string;
-                    client_id?: string;
-                    client_secret?: string;
+                    grant_type: string;
+                    client_id: string;
+                    client_secret: string;
                     scope?: string;
                 } & {
                     [key: string]: unknown;
@@ -1108,6 +1114,9 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1120,9 +1129,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unsupported_grant_type`, `invalid_request`, `invalid_scope` */
+            /** @description `unsupported_grant_type`, `invalid_request`, `invalid_scope`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1132,6 +1143,19 @@ export interface operations {
             /** @description `invalid_client` */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1141,6 +1165,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1181,7 +1208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1193,6 +1220,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1208,13 +1237,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1228,7 +1271,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     legacy_prefix?: boolean;
@@ -1247,7 +1290,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1259,6 +1302,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1274,13 +1319,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `partner_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1294,7 +1362,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     scopes?: ("cpo:accounts:write" | "cpo:accounts:read" | "cpo:chargers:write" | "cpo:sessions:write")[];
@@ -1315,7 +1383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1327,6 +1395,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1342,13 +1412,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `partner_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1382,7 +1475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1394,6 +1487,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1409,13 +1504,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1448,7 +1557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1460,6 +1569,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,13 +1586,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `user_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1516,7 +1650,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1528,6 +1662,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1543,13 +1679,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `user_not_found`, `account_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1577,7 +1736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1589,6 +1748,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1604,13 +1765,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1640,7 +1806,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1652,6 +1818,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1667,7 +1835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `job_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1676,13 +1844,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `job_running` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -1703,6 +1885,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1751,6 +1935,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1760,6 +1946,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1769,6 +1957,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +1970,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1791,6 +1984,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1872,6 +2067,8 @@ export interface operations {
             /** @description re-post of an existing cpo_external_ref */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1902,6 +2099,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1936,6 +2135,8 @@ export interface operations {
             /** @description `invalid_type`, `invalid_payout_handler`, `invalid_iban`, `person_required`, `invalid_ean`, `address_required`, `invalid_json`, `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1945,6 +2146,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1954,6 +2157,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1965,6 +2170,19 @@ export interface operations {
             /** @description `ean_in_use` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,6 +2192,8 @@ export interface operations {
             /** @description `ean_address_mismatch`, `ean_not_dutch` */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1983,6 +2203,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1994,6 +2217,8 @@ export interface operations {
             /** @description `account_create_failed`, `internal_error` */
             500: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2003,6 +2228,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,10 +2268,14 @@ export interface operations {
                     connection?: {
                         /** @description corrected 18-digit EAN */
                         ean_code?: string;
-                        street?: string;
+                        /** @description non-blank string */
+                        street?: string | number;
+                        /** @description string, or a positive integer */
                         house_number?: string | number;
-                        postal_code?: string;
-                        city?: string;
+                        /** @description non-blank string */
+                        postal_code?: string | number;
+                        /** @description non-blank string */
+                        city?: string | number;
                         /** @description null clears it */
                         house_number_addition?: string | null;
                     };
@@ -2059,6 +2290,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2083,6 +2316,8 @@ export interface operations {
             /** @description `target_required`, `invalid_ean`, `address_required`, `invalid_json`, `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2092,6 +2327,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2101,6 +2338,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,6 +2351,8 @@ export interface operations {
             /** @description `connection_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2121,6 +2362,19 @@ export interface operations {
             /** @description `ambiguous_connection`, `connection_not_active`, `ean_in_use`, `mandate_signed`, `ere_booked` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2130,6 +2384,8 @@ export interface operations {
             /** @description `ean_address_mismatch`, `ean_not_dutch` */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2139,6 +2395,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2150,6 +2409,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2197,6 +2458,8 @@ export interface operations {
             /** @description the open, unexpired link of this connection (idempotent: true) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2222,6 +2485,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2247,6 +2512,8 @@ export interface operations {
             /** @description `target_required`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2256,6 +2523,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2265,6 +2534,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2276,6 +2547,8 @@ export interface operations {
             /** @description `connection_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2285,6 +2558,19 @@ export interface operations {
             /** @description `ambiguous_connection`, `connection_not_active`, `mandate_already_active` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2294,6 +2580,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2305,6 +2594,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2351,6 +2642,8 @@ export interface operations {
             /** @description re-post of an existing serial_number */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2368,6 +2661,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2389,6 +2684,8 @@ export interface operations {
             /** @description `invalid_account_id`, `invalid_catalog_charger_id`, `vendor_and_model_required`, `invalid_json`, `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2398,6 +2695,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2407,6 +2706,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:chargers:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2418,6 +2719,8 @@ export interface operations {
             /** @description `account_not_found`, `catalog_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,6 +2730,19 @@ export interface operations {
             /** @description `no_connection`, `serial_required` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2436,6 +2752,8 @@ export interface operations {
             /** @description `catalog_not_mid`, `catalog_unresolved`, `charger_limit` */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2445,6 +2763,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2456,6 +2777,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2481,6 +2804,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2512,6 +2837,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2521,6 +2848,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2530,6 +2859,8 @@ export interface operations {
             /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2539,6 +2870,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2550,6 +2884,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2573,6 +2909,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2590,6 +2928,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2599,6 +2939,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2608,6 +2950,8 @@ export interface operations {
             /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2617,6 +2961,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2628,6 +2975,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2676,7 +3025,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,6 +3037,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2703,13 +3054,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -2745,7 +3110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2757,6 +3122,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2772,13 +3139,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -2792,7 +3173,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -2810,6 +3191,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2829,9 +3212,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,6 +3226,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3237,8 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,6 +3248,8 @@ export interface operations {
             /** @description `connection_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +3259,19 @@ export interface operations {
             /** @description `connection_not_active`, `mandate_already_active` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2877,6 +3281,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,6 +3295,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2903,7 +3312,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /** @example {} */
                 "application/json": {
@@ -2915,6 +3324,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2928,9 +3339,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2940,6 +3353,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2949,6 +3364,19 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2958,6 +3386,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2969,6 +3400,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2993,31 +3426,30 @@ export interface operations {
             /** @description the signing form, or the confirmation when already signed */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            /** @description `invalid_request` (the link is not valid percent-encoded UTF-8) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": {
-                        /** @description the error code (or, for the auth layer, the message) a client can switch on */
-                        error: string;
-                        /** @description a sentence for people; never parse it */
-                        detail?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description unknown or tampered link (nothing recorded) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3027,21 +3459,24 @@ export interface operations {
             /** @description expired link, a link voided by a revocation, or the connection is no longer active (nothing recorded) */
             410: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description error: Too many requests (Retry-After, RateLimit and RateLimit-Policy headers) */
+            /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": {
-                        error: string;
-                        detail?: string;
+                    "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
                 };
@@ -3059,7 +3494,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/x-www-form-urlencoded": ({
                     full_name?: string;
@@ -3076,6 +3511,8 @@ export interface operations {
             /** @description the confirmation page (or the form again when the link was already used) */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3085,25 +3522,29 @@ export interface operations {
             /** @description signed; redirect to return_url */
             303: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description the form with errors: missing name or consent (nothing recorded); a malformed body: {error, detail} */
+            /** @description `invalid_request`, `invalid_json` (text/html: the form again with its errors, missing name or consent, nothing recorded; application/json: a body that does not parse or is not a form, or a link that does not decode) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string | {
-                        error: string;
-                        detail?: string;
-                    };
+                    "text/html": string;
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description unknown or tampered link (nothing recorded) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3554,8 @@ export interface operations {
             /** @description the details changed after the page was shown; reload (nothing recorded) */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,21 +3565,35 @@ export interface operations {
             /** @description expired link, a link voided by a revocation, or the connection is no longer active (nothing recorded) */
             410: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description error: Too many requests (Retry-After, RateLimit and RateLimit-Policy headers) */
-            429: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": {
-                        error: string;
-                        detail?: string;
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
                 };
@@ -3155,6 +3612,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3203,6 +3662,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,6 +3673,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3223,6 +3686,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3234,6 +3700,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3259,6 +3727,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description 1 to 100 characters after trimming; at least one that is not a space */
                     nickname: string;
                     /** @enum {string} */
                     connection_type: "ocpp";
@@ -3271,6 +3740,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3321,9 +3792,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3333,6 +3806,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3342,6 +3817,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,18 +3827,33 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not Found */
+            /** @description `account_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `ocpp_identity_taken` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,6 +3863,8 @@ export interface operations {
             /** @description `charger_limit` (the account already has 10 active chargers) */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3380,6 +3874,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3391,6 +3888,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3411,6 +3910,8 @@ export interface operations {
             /** @description text/event-stream. First one `charger` event per charger of yours (the snapshot), then a `charger` event whenever an item of GET /chargers changes, and a `session` event (a GET /sessions item) when a session ends or an ended session changes. Each event has an `id:`; reconnect with `Last-Event-ID` to resume: a fresh `charger` event per charger and the sessions ended since (within 24 h; a session may repeat: treat session events as idempotent by id). A `: keep-alive` comment line comes every 15 s. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3420,6 +3921,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3429,6 +3932,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3437,9 +3942,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `"Too many requests"` (rate limit) or too_many_streams (open streams per token) */
+            /** @description `Too many requests`, `too_many_streams` (Too many requests: the rate limit, with Retry-After; too_many_streams: the token already holds STREAM_MAX_PER_TOKEN open streams) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3449,6 +3957,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3477,6 +3987,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3530,6 +4042,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3539,6 +4053,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3548,6 +4064,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3559,6 +4077,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3570,6 +4091,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3614,7 +4137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` (an action or payload the charger's protocol does not take) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3626,6 +4149,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3641,7 +4166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3650,7 +4175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `charger_offline` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3659,7 +4184,30 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Bad Gateway */
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `charger_call_error` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3668,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Gateway Timeout */
+            /** @description `charger_timeout` */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -3710,7 +4258,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3722,6 +4270,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3737,13 +4287,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -3791,7 +4364,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3803,6 +4376,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3818,13 +4393,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -3862,7 +4460,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_public_key`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3874,6 +4472,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3889,13 +4489,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -3939,7 +4562,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3951,6 +4574,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3966,13 +4591,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4012,7 +4651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4024,6 +4663,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4039,7 +4680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found`, `not_found` (not_found: no such quarantined message of this charger) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4048,13 +4689,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `quarantine_not_replayable` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4095,7 +4750,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4107,6 +4762,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4122,7 +4779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `user_not_found`, `account_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4131,8 +4788,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `ocpp_identity_taken` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4147,6 +4813,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4181,7 +4861,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4193,6 +4873,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4208,13 +4890,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4228,7 +4933,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     password?: string;
@@ -4254,7 +4959,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4266,6 +4971,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4281,7 +4988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `charger_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4290,7 +4997,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `charger_offline` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4299,7 +5006,30 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Bad Gateway */
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `charger_call_error` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -4308,7 +5038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Gateway Timeout */
+            /** @description `charger_timeout` */
             504: {
                 headers: {
                     [name: string]: unknown;
@@ -4360,7 +5090,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4372,6 +5102,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4385,6 +5117,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4439,7 +5185,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4451,6 +5197,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4466,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `session_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4475,13 +5223,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `session_not_held` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -4522,10 +5293,10 @@ export interface operations {
                     /** @description must be true */
                     consent: boolean;
                     customers: ({
-                        /** @description alias: naam */
-                        name: string;
-                        /** @description aliases: emailadres, mail */
-                        email: string;
+                        /** @description required for a draft (a row without it is rejected as invalid); alias: naam */
+                        name?: string;
+                        /** @description required for a draft (a row without it is rejected as invalid); aliases: emailadres, mail */
+                        email?: string;
                         /** @description particulier (default), zakelijk, vve; alias: soort */
                         type?: string;
                         /** @description aliases: bedrijfsnaam, bedrijf, company */
@@ -4566,6 +5337,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4625,9 +5398,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `consent_required`, `customers must be a non-empty array of { name, email }`, `invalid_json` */
+            /** @description `consent_required`, `customers must be a non-empty array of { name, email }`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4639,6 +5414,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4648,6 +5425,8 @@ export interface operations {
             /** @description `No partner is linked to this API key` */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4659,6 +5438,8 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4667,9 +5448,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4681,6 +5476,8 @@ export interface operations {
             /** @description `Failed to create drafts` */
             500: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4692,6 +5489,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4722,10 +5521,10 @@ export interface operations {
                     consent: boolean;
                     /** @description when present, csv is ignored */
                     rows?: ({
-                        /** @description alias: naam */
-                        name: string;
-                        /** @description aliases: emailadres, mail */
-                        email: string;
+                        /** @description required for a draft (a row without it is rejected as invalid); alias: naam */
+                        name?: string;
+                        /** @description required for a draft (a row without it is rejected as invalid); aliases: emailadres, mail */
+                        email?: string;
                         /** @description particulier (default), zakelijk, vve; alias: soort */
                         type?: string;
                         /** @description aliases: bedrijfsnaam, bedrijf, company */
@@ -4769,6 +5568,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4828,9 +5629,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `consent_required`, `invalid_json` */
+            /** @description `consent_required`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4842,6 +5645,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4851,6 +5656,8 @@ export interface operations {
             /** @description `No partner is linked to this API key` */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4862,6 +5669,8 @@ export interface operations {
             /** @description Payload Too Large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4870,9 +5679,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4884,6 +5707,8 @@ export interface operations {
             /** @description `Failed to create drafts` */
             500: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4895,6 +5720,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4919,15 +5746,19 @@ export interface operations {
             /** @description text/html page */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            /** @description `invalid_request` (the link is not valid percent-encoded UTF-8) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4937,6 +5768,8 @@ export interface operations {
             /** @description text/html page */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4946,6 +5779,8 @@ export interface operations {
             /** @description text/html page */
             410: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4955,6 +5790,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4976,7 +5814,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/x-www-form-urlencoded": {
                     street?: string;
@@ -5010,24 +5848,31 @@ export interface operations {
             /** @description text/html page */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description text/html page */
+            /** @description `invalid_request`, `invalid_json` (text/html: the page with the error of the form; application/json: a body that does not parse, or a link that does not decode) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description text/html page */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5037,6 +5882,8 @@ export interface operations {
             /** @description text/html page */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5046,15 +5893,30 @@ export interface operations {
             /** @description text/html page */
             410: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description text/html page */
             422: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5064,6 +5926,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5090,15 +5955,19 @@ export interface operations {
             /** @description text/html page */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            /** @description `invalid_request` (the link is not valid percent-encoded UTF-8) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5108,6 +5977,8 @@ export interface operations {
             /** @description text/html page */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5117,6 +5988,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5143,15 +6017,19 @@ export interface operations {
             /** @description text/html page */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
                 };
             };
-            /** @description the link is not valid percent-encoded UTF-8 (JSON, {error, detail}) */
+            /** @description `invalid_request` (the link is not valid percent-encoded UTF-8) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5161,6 +6039,8 @@ export interface operations {
             /** @description text/html page */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5170,6 +6050,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5211,20 +6094,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5240,14 +6123,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
+                        retry_after_seconds?: number;
                     };
                 };
             };
@@ -5287,20 +6182,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5316,14 +6211,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
+                        retry_after_seconds?: number;
                     };
                 };
             };
@@ -5360,20 +6267,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5389,14 +6296,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
+                        retry_after_seconds?: number;
                     };
                 };
             };
@@ -5454,6 +6364,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5480,6 +6392,8 @@ export interface operations {
             /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5489,6 +6403,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5498,6 +6414,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:sessions:write; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5506,9 +6424,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5520,6 +6452,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5540,6 +6474,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5563,6 +6499,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5572,6 +6510,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5583,6 +6523,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5594,6 +6537,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5616,6 +6561,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5675,6 +6622,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5684,6 +6633,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5693,6 +6644,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5704,6 +6657,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5715,6 +6671,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5740,6 +6698,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5779,6 +6739,8 @@ export interface operations {
             /** @description `invalid_request` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5788,6 +6750,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5797,6 +6761,8 @@ export interface operations {
             /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:read; required_scope names it) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5808,6 +6774,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5819,6 +6788,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5872,7 +6843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5884,6 +6855,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5899,22 +6872,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -5979,6 +6948,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6010,6 +6981,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6045,6 +7039,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6058,6 +7054,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6097,7 +7107,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6109,6 +7119,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6124,8 +7136,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
-            404: {
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6133,13 +7145,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
-            409: {
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6184,7 +7201,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6196,6 +7213,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6211,7 +7230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `sale_not_found`, `account_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6220,13 +7239,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `sale_exceeded`, `insufficient_registered_ere` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6264,7 +7306,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6276,6 +7318,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6291,7 +7335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `allocation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6300,13 +7344,27 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `invalid_transition` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6346,7 +7404,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad Request */
+            /** @description `invalid_request`, `invalid_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6358,6 +7416,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6373,7 +7433,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not Found */
+            /** @description `account_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6382,13 +7442,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict */
+            /** @description `nothing_payable` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
                 };
             };
         };
@@ -6421,6 +7504,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6454,6 +7539,8 @@ export interface operations {
             /** @description `invalid_month`, `invalid_request`, `invalid_json` */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6463,6 +7550,8 @@ export interface operations {
             /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6472,6 +7561,8 @@ export interface operations {
             /** @description Forbidden */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6481,6 +7572,8 @@ export interface operations {
             /** @description `connection_not_found`, `energy_month_not_found` */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6490,6 +7583,19 @@ export interface operations {
             /** @description `invalid_transition`, `energy_held` */
             409: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6499,6 +7605,9 @@ export interface operations {
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6510,6 +7619,8 @@ export interface operations {
             /** @description `Authentication is temporarily unavailable, try again shortly` */
             503: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
