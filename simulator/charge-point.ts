@@ -49,7 +49,8 @@ export interface ProtocolAdapter {
   powerValue(powerW: number, context: string): Record<string, unknown>;
   idleMeterValues(connectorId: number, mv: Record<string, unknown>): Record<string, unknown>;
   begin(cp: ChargePoint, tx: Tx, o: { at: Date; trigger?: 'Authorized' | 'RemoteStart'; remoteStartId?: number }): Promise<void>;
-  meter(cp: ChargePoint, tx: Tx, mv: Record<string, unknown>, at: Date): Promise<void>;
+  /** a reading of a running transaction: periodic, or sent because the central system asked (TriggerMessage) */
+  meter(cp: ChargePoint, tx: Tx, mv: Record<string, unknown>, at: Date, context: 'Sample.Periodic' | 'Trigger'): Promise<void>;
   end(cp: ChargePoint, tx: Tx, wh: number, at: Date, reason: StopReason): Promise<void>;
   handle(cp: ChargePoint, method: string, params: any): Record<string, unknown> | undefined;
 }
@@ -197,7 +198,7 @@ export class ChargePoint extends ChargePointLink {
       // inlet's register (the whole charger: its own consumption and any other connector on top)
       sampled.unshift(this.adapter.energyValue(Math.floor((wh * 96) / 100), f, context, undefined, 'EV'), this.adapter.energyValue(wh + INLET_OFFSET_WH, f, context, undefined, 'Inlet'));
     }
-    if (powerW !== undefined && context === 'Sample.Periodic') sampled.push(this.adapter.powerValue(powerW, context));
+    if (powerW !== undefined && (context === 'Sample.Periodic' || context === 'Trigger')) sampled.push(this.adapter.powerValue(powerW, context));
     return { timestamp: iso(at), sampledValue: sampled };
   }
 
@@ -251,12 +252,12 @@ export class ChargePoint extends ChargePointLink {
     return tx;
   }
 
-  /** a periodic register reading of a running transaction */
-  async txMeter(tx: Tx, wh: number, at: Date, powerW?: number): Promise<void> {
+  /** a register reading of a running transaction: periodic, or triggered by the central system (context Trigger) */
+  async txMeter(tx: Tx, wh: number, at: Date, powerW?: number, context: 'Sample.Periodic' | 'Trigger' = 'Sample.Periodic'): Promise<void> {
     tx.lastWh = wh;
     this.lastReadingAt.set(tx.connectorId, at.toISOString());
     this.setRegister(tx.connectorId, wh);
-    await this.adapter.meter(this, tx, this.meterValue(wh, at, 'Sample.Periodic', tx.quirks, powerW), at);
+    await this.adapter.meter(this, tx, this.meterValue(wh, at, context, tx.quirks, powerW), at, context);
   }
 
   /** stop the transaction at register `wh` */

@@ -135,9 +135,9 @@ export abstract class ChargePointLink extends EventEmitter {
     // ocpp-rpc's raw frames, already compact JSON: → sent, ← received
     if (frames) client.on('message', (e: { message: unknown; outbound: boolean }) => frames(`${this.opts.identity} ${e.outbound ? '→' : '←'} ${String(e.message)}`));
     this.client = client;
-    client.on('close', () => {
+    client.on('close', (e: { code?: number; reason?: unknown } | undefined) => {
       if (this.client !== client) return;
-      this.onDisconnected();
+      this.onDisconnected(e?.code !== undefined ? `code ${e.code}${e.reason ? ` ${String(e.reason)}` : ''}` : undefined);
     });
     try {
       await client.connect();
@@ -147,10 +147,13 @@ export abstract class ChargePointLink extends EventEmitter {
     }
     this.connected = true;
     this.stats.connected++;
+    this.log(`${this.opts.identity}: connected to ${this.opts.url}/${this.opts.identity} (${client.protocol ?? 'no subprotocol'})`);
     this.emit('connected');
   }
 
-  protected onDisconnected(): void {
+  /** the socket is gone (closed by either side, dropped, or reset); `detail`: the close code, when known */
+  protected onDisconnected(detail?: string): void {
+    if (this.connected) this.log(`${this.opts.identity}: disconnected${detail ? ` (${detail})` : ''}`);
     if (this.connected) {
       this.connected = false;
       this.stats.connected--;
@@ -167,16 +170,20 @@ export abstract class ChargePointLink extends EventEmitter {
     if (this.reconnecting) return;
     this.reconnecting = true;
     let delay = 1000;
+    let attempts = 0;
     try {
       while (!this.closing && !this.connected) {
         await sleep(delay, this.abort.signal);
         if (this.closing) return;
         try {
+          attempts++;
           await this.connect();
           // a reconnect after a network loss: chargers resume (no new BootNotification once one was
           // accepted), report their status and flush their queue
-          if (this.bootCount === 0) await this.boot('PowerUp');
-          else this.resumeBooted();
+          const resumed = this.bootCount > 0;
+          if (resumed) this.resumeBooted();
+          else await this.boot('PowerUp');
+          this.log(`${this.opts.identity}: reconnected after ${attempts} attempt(s)${resumed ? ' (resumed, no new BootNotification)' : ''}`);
           await this.afterBoot();
         } catch (err) {
           this.log(`${this.opts.identity}: reconnect failed: ${(err as Error).message}`);

@@ -50,7 +50,9 @@ export async function loadWorkload(
       o.onPhase?.('steady-start', { meter_values_acked: stats.meterValuesAcked });
     });
   const perCharger = async (cp: ChargePoint, index: number): Promise<number> => {
-    let t = base + (index % 3600) * 1000;
+    // a transaction's readings: each charger a second of its own; idle readings are clock-aligned (Sample.Clock):
+    // on the meter interval's boundaries (whole minutes at the default 60 s), as a charger's aligned data is
+    let t = idle ? Math.floor(base / (interval * 1000)) * interval * 1000 : base + (index % 3600) * 1000;
     const phaseMs = periodMs > 0 ? Math.random() * periodMs : 0;
     if (spreadStarts) await sleep(phaseMs, o.signal);
     const stopAt = spreadStops ? end - periodMs + phaseMs : end;

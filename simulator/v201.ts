@@ -99,8 +99,10 @@ export const v201: ProtocolAdapter = {
     }));
   },
 
-  async meter(cp, tx, mv, at) {
-    if (tx.quirks.includes('no-txid')) {
+  async meter(cp, tx, mv, at, context) {
+    // a TransactionEvent the central system asked for (TriggerMessage) is one, whatever the firmware's quirk
+    const triggered = context === 'Trigger';
+    if (tx.quirks.includes('no-txid') && !triggered) {
       await cp.call('MeterValues', () => ({ evseId: tx.connectorId, meterValue: [mv] }));
       return;
     }
@@ -108,7 +110,7 @@ export const v201: ProtocolAdapter = {
     await cp.call('TransactionEvent', () => ({
       eventType: 'Updated',
       timestamp: iso(at),
-      triggerReason: 'MeterValuePeriodic',
+      triggerReason: triggered ? 'Trigger' : 'MeterValuePeriodic',
       seqNo,
       transactionInfo: { transactionId: tx.localId, chargingState: 'Charging' },
       evse: { id: tx.connectorId, connectorId: 1 },
@@ -186,7 +188,8 @@ function trigger(cp: ChargePoint, p: any): Record<string, unknown> {
     const sessions = evses.flatMap((c) => cp.live.get(c) ?? []);
     if (sessions.length === 0) return { status: 'Rejected' };
     cp.after(async () => {
-      for (const s of sessions) await cp.txMeter(s.tx, s.tx.lastWh, cp.now(), s.powerW);
+      // triggerReason Trigger, context Trigger (OCPP 2.0.1 F06): not a periodic sample
+      for (const s of sessions) await cp.txMeter(s.tx, s.tx.lastWh, cp.now(), s.powerW, 'Trigger');
     });
   } else if (what === 'FirmwareStatusNotification') cp.after(() => cp.send('FirmwareStatusNotification', { status: 'Idle' }));
   else if (what === 'LogStatusNotification') cp.after(() => cp.send('LogStatusNotification', { status: 'Idle' }));

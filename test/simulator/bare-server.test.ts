@@ -141,7 +141,45 @@ describe.each(PROTOCOLS)('simulator against the bare server, %s', (protocol) => 
   });
 });
 
+describe('2.0.1 TriggerMessage TransactionEvent', () => {
+  it('answers with a TransactionEvent Updated of triggerReason Trigger and context Trigger, not a periodic sample', async () => {
+    const identity = id('trigger');
+    const cp = new ChargePoint({ url: server.url, identity, protocol: 'ocpp2.0.1', liveMeterIntervalMs: 60_000 });
+    try {
+      await cp.start();
+      const { tx } = await cp.startLiveSession({ connectorId: 1 });
+      const before = server.received.filter((r) => r.identity === identity && r.method === 'TransactionEvent').length;
+      expect(await server.clients.get(identity)!.call('TriggerMessage', { requestedMessage: 'TransactionEvent', evse: { id: 1 } })).toEqual({ status: 'Accepted' });
+      await waitFor(() => server.received.filter((r) => r.identity === identity && r.method === 'TransactionEvent').length > before, 'the triggered TransactionEvent');
+      const triggered = server.received.filter((r) => r.identity === identity && r.method === 'TransactionEvent').at(-1)!.params;
+      expect(triggered).toMatchObject({ eventType: 'Updated', triggerReason: 'Trigger', transactionInfo: { transactionId: tx.localId } });
+      const sampled = triggered.meterValue[0].sampledValue;
+      expect(sampled.length).toBeGreaterThan(0);
+      for (const v of sampled) expect(v.context).toBe('Trigger');
+    } finally {
+      await cp.close();
+    }
+  });
+});
+
 describe('network loss', () => {
+  it('logs the connection events: connected, disconnected, reconnected', async () => {
+    const identity = id('events');
+    const lines: string[] = [];
+    const cp = new ChargePoint({ url: server.url, identity, protocol: 'ocpp1.6', log: (l) => lines.push(l) });
+    try {
+      await cp.start();
+      await server.clients.get(identity)!.close({ force: true });
+      await waitFor(() => lines.some((l) => l.includes('reconnected')), 'the reconnect', 15_000);
+      const events = lines.filter((l) => /: (connected|disconnected|reconnected)/.test(l)).map((l) => l.slice(identity.length + 2).split(' ')[0]);
+      expect(events).toEqual(['connected', 'disconnected', 'connected', 'reconnected']);
+      expect(lines.find((l) => l.includes('reconnected'))).toMatch(/after 1 attempt\(s\) \(resumed, no new BootNotification\)/);
+    } finally {
+      await cp.close();
+    }
+    expect(lines.at(-1)).toMatch(/: disconnected/);
+  });
+
   it('reconnects by itself after the central system drops it, without a new BootNotification, and replays what it queued', async () => {
     const identity = id('drop');
     const cp = new ChargePoint({ url: server.url, identity, protocol: 'ocpp1.6' });

@@ -79,6 +79,8 @@ describe('fleet load workload', () => {
     for (const r of readings) {
       expect(r.params.transactionId).toBeUndefined();
       expect(r.params.meterValue[0].sampledValue[0]).toMatchObject({ measurand: 'Energy.Active.Import.Register', context: 'Sample.Clock' });
+      // clock-aligned: on the meter interval's boundaries (60 s by default: whole minutes)
+      expect(Date.parse(r.params.meterValue[0].timestamp) % 60_000).toBe(0);
     }
   });
 });
