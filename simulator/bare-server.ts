@@ -17,6 +17,11 @@ export interface BareServerOptions {
   heartbeatIntervalS?: number;
   /** accept only these identity → password pairs; default: accept everyone */
   credentials?: Map<string, string>;
+  /**
+   * the id tag status answered to Authorize and to a transaction's start (1.6 StartTransaction idTagInfo, 2.0.1
+   * TransactionEvent Started idTokenInfo); default: Accepted for every tag
+   */
+  idTagStatus?: (idTag: string, answer: 'Authorize' | 'StartTransaction' | 'TransactionEvent') => string;
 }
 
 export interface ReceivedCall {
@@ -61,6 +66,7 @@ export async function startBareServer(opts: BareServerOptions = {}): Promise<Bar
   const tx201 = new Map<string, { identity: string; start?: number; last?: number }>();
   const energy = new Map<string, number>();
   const addEnergy = (identity: string, wh: number) => energy.set(identity, (energy.get(identity) ?? 0) + wh);
+  const tagStatus = (tag: unknown, answer: 'Authorize' | 'StartTransaction' | 'TransactionEvent') => opts.idTagStatus?.(String(tag), answer) ?? 'Accepted';
 
   rpc.auth((accept, reject, hs) => {
     if (opts.credentials) {
@@ -91,12 +97,14 @@ export async function startBareServer(opts: BareServerOptions = {}): Promise<Bar
         }
         case 'Heartbeat':
           return { currentTime: now() };
-        case 'Authorize':
-          return protocol === 'ocpp1.6' ? { idTagInfo: { status: 'Accepted' } } : { idTokenInfo: { status: 'Accepted' } };
+        case 'Authorize': {
+          const status = tagStatus(protocol === 'ocpp1.6' ? params.idTag : params.idToken?.idToken, 'Authorize');
+          return protocol === 'ocpp1.6' ? { idTagInfo: { status } } : { idTokenInfo: { status } };
+        }
         case 'StartTransaction': {
           const id = nextTxId++;
           if (opts.record) tx16.set(id, { identity, start: Number(params.meterStart) });
-          return { transactionId: id, idTagInfo: { status: 'Accepted' } };
+          return { transactionId: id, idTagInfo: { status: tagStatus(params.idTag, 'StartTransaction') } };
         }
         case 'StopTransaction': {
           const t = tx16.get(Number(params.transactionId));
@@ -116,7 +124,8 @@ export async function startBareServer(opts: BareServerOptions = {}): Promise<Bar
             tx201.set(id, t);
             if (params.eventType === 'Ended' && t.start !== undefined && t.last !== undefined) addEnergy(identity, t.last - t.start);
           }
-          return params.eventType === 'Ended' ? {} : { idTokenInfo: { status: 'Accepted' } };
+          if (params.eventType === 'Ended') return {};
+          return { idTokenInfo: { status: params.eventType === 'Started' ? tagStatus(params.idToken?.idToken, 'TransactionEvent') : 'Accepted' } };
         }
         case 'DataTransfer':
           return { status: 'UnknownVendorId' };

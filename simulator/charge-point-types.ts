@@ -63,7 +63,7 @@ export interface ChargePointOptions {
   frames?: ((line: string) => void) | undefined;
 }
 
-export type StopReason = 'Local' | 'Remote' | 'HardReset' | 'SoftReset' | 'EVDisconnected';
+export type StopReason = 'Local' | 'Remote' | 'HardReset' | 'SoftReset' | 'EVDisconnected' | 'DeAuthorized';
 export type BootReason = 'PowerUp' | 'RemoteReset' | 'Triggered' | 'ApplicationReset';
 
 export interface SessionRecord {
@@ -91,6 +91,48 @@ export interface Tx {
   lastWh: number;
   record: SessionRecord;
   quirks: readonly Quirk[];
+  /**
+   * the central system's verdict on the id tag in its answer to the start (1.6 StartTransaction idTagInfo.status,
+   * 2.0.1 TransactionEvent Started idTokenInfo.status); undefined while unanswered (offline) or when it gave none
+   */
+  idTagStatus?: string | undefined;
+}
+
+/** an id tag verdict a charger charges on: Accepted, or none given (offline, local authorisation) */
+export function idTagAccepted(status: string | undefined): boolean {
+  return status === undefined || status === 'Accepted';
+}
+
+/** a session the central system did not authorise, as a scenario reports it */
+export interface Rejection {
+  startedAt: string;
+  connectorId: number;
+  idTag: string;
+  /** the status the central system answered (Invalid, Blocked, Expired, …) */
+  status: string;
+  /** the answer that carried it: Authorize, StartTransaction (1.6) or TransactionEvent (2.0.1) */
+  by: string;
+  /** the transaction stopped at once (a start answer's rejection); null when none was started (Authorize's) */
+  transactionId: string | null;
+}
+
+export function describeRejection(r: Rejection): string {
+  return `session from ${r.startedAt}: id tag ${r.idTag} ${r.status} (${r.by}); ${r.by === 'Authorize' ? 'not started' : 'transaction stopped at once (DeAuthorized), nothing charged'}`;
+}
+
+/**
+ * A session the central system did not authorise: its Authorize answer was not Accepted (the charger never
+ * started), or its start answer was not (the charger stopped the transaction at once, reason DeAuthorized, as
+ * with 1.6 StopTransactionOnInvalidId / 2.0.1 StopTxOnInvalidId; `record` is that transaction).
+ */
+export class IdTagRejected extends Error {
+  constructor(
+    readonly rejection: Rejection,
+    readonly record?: SessionRecord,
+  ) {
+    super(describeRejection(rejection));
+    this.name = 'IdTagRejected';
+  }
 }
 
 /** a configuration key (1.6) or a component.variable (2.0.1) the central system can read and maybe set */

@@ -15,6 +15,8 @@
 import crypto from 'node:crypto';
 import {
   energyFormat,
+  idTagAccepted,
+  IdTagRejected,
   iso,
   sleep,
   type BootReason,
@@ -186,6 +188,32 @@ export class ChargePoint extends ChargePointLink {
   async authorize(idTag: string): Promise<string | undefined> {
     if (!this.connected) return undefined; // offline: local authorisation
     return this.adapter.authorizeStatus(await this.send('Authorize', this.adapter.authorizeRequest(idTag)));
+  }
+
+  /**
+   * Authorize before a local start, as a charger does: an id tag the central system does not accept is not charged
+   * on; the connector is free again at `freeAt` and IdTagRejected is thrown. Offline the charger authorises locally.
+   */
+  async authorizeStart(connectorId: number, idTag: string, at: Date, freeAt: Date): Promise<void> {
+    const status = await this.authorize(idTag);
+    if (idTagAccepted(status)) return;
+    await this.statusNotification(connectorId, 'Available', freeAt);
+    throw new IdTagRejected({ startedAt: iso(at), connectorId, idTag, status: String(status), by: 'Authorize', transactionId: null });
+  }
+
+  /**
+   * A start whose answer did not accept the id tag (1.6 StartTransaction idTagInfo, 2.0.1 TransactionEvent idTokenInfo)
+   * is stopped at once with reason DeAuthorized and nothing charged (1.6 StopTransactionOnInvalidId, 2.0.1
+   * StopTxOnInvalidId); the connector is free again at `freeAt` and IdTagRejected, carrying that transaction, is thrown.
+   */
+  async stopIfDeauthorized(tx: Tx, at: Date, freeAt: Date): Promise<void> {
+    if (idTagAccepted(tx.idTagStatus)) return;
+    const status = String(tx.idTagStatus);
+    const record = await this.endTx(tx, tx.meterStartWh, at, 'DeAuthorized');
+    await this.statusNotification(tx.connectorId, 'Finishing', at);
+    await this.statusNotification(tx.connectorId, 'Available', freeAt);
+    const by = this.is16 ? 'StartTransaction' : 'TransactionEvent';
+    throw new IdTagRejected({ startedAt: record.startedAt, connectorId: tx.connectorId, idTag: tx.idTag, status, by, transactionId: record.transactionId }, record);
   }
 
   // ───────────────────────────── meter values ─────────────────────────────

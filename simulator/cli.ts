@@ -43,6 +43,8 @@ Scenario
   --realtime             session: real-time readings instead of compressed simulated time
   --quirks LIST          comma list of ${QUIRKS.join(', ')}
                          (quirks scenario default: kwh,phases,register-reset,no-txid[,no-subprotocol on 1.6])
+  --id-tag TAG           session/month/offline/quirks: the id tag the sessions start with (default SIMTAG01); a
+                         tag the central system does not accept is not charged on
   --stay                 after the scenario keep running and answer the central system (Ctrl-C to stop)
 
 Fleet
@@ -152,6 +154,7 @@ async function main(): Promise<void> {
       seed: { type: 'string' },
       realtime: { type: 'boolean', default: false },
       quirks: { type: 'string' },
+      'id-tag': { type: 'string' },
       stay: { type: 'boolean', default: false },
       count: { type: 'string' },
       prefix: { type: 'string' },
@@ -185,6 +188,10 @@ async function main(): Promise<void> {
   if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
   const quirks = a.quirks ? (a.quirks.split(',').map((q) => q.trim()).filter(Boolean) as Quirk[]) : undefined;
   for (const q of quirks ?? []) if (!QUIRKS.includes(q)) fail(`unknown quirk ${q} (${QUIRKS.join(', ')})`);
+  // 1.6 idTag is CiString20, 2.0.1 idToken CiString36
+  const idTagMax = protocol === 'ocpp1.6' ? 20 : 36;
+  const idTag = a['id-tag'];
+  if (idTag !== undefined && (idTag.length > idTagMax || !/^[\x21-\x7e]+$/.test(idTag))) fail(`--id-tag must be 1-${idTagMax} printable characters without spaces (${protocol}), got ${idTag}`);
 
   const log = a.verbose ? (l: string) => process.stderr.write(l + '\n') : () => {};
   const frames = a.verbose ? log : undefined;
@@ -217,6 +224,7 @@ async function main(): Promise<void> {
     ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
     ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
     ...(a.realtime ? { realtime: true } : {}),
+    ...(idTag !== undefined ? { idTag } : {}),
   };
   const common = {
     ...(a.vendor ? { vendor: a.vendor } : {}),
@@ -268,7 +276,7 @@ async function main(): Promise<void> {
     else {
       process.stdout.write(`${scenario} on ${c.identity} (${protocol}${result.quirks.length ? `, quirks ${result.quirks.join(',')}` : ''})\n`);
       for (const s of result.sessions)
-        process.stdout.write(`  session ${s.transactionId ?? '?'}  ${s.startedAt} → ${s.stoppedAt}  ${s.meterStartWh} → ${s.meterStopWh} Wh  ${s.energyWh} Wh${s.offline ? '  (offline, replayed)' : ''}\n`);
+        process.stdout.write(`  session ${s.transactionId ?? '?'}  ${s.startedAt} → ${s.stoppedAt}  ${s.meterStartWh} → ${s.meterStopWh} Wh  ${s.energyWh} Wh${s.offline ? '  (offline, replayed)' : ''}${s.stopReason === 'DeAuthorized' ? '  (id tag not accepted: stopped at once)' : ''}\n`);
       if (result.reconnectMs !== undefined) process.stdout.write(`  reconnect + boot: ${result.reconnectMs} ms\n`);
       process.stdout.write(`  messages ${result.messages.sent}, acknowledged ${result.messages.acked}, errors ${result.messages.errors}\n`);
       for (const e of result.errors) process.stdout.write(`  error: ${e}\n`);
@@ -285,7 +293,8 @@ async function main(): Promise<void> {
       await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()));
     }
     await cp.close();
-    process.exitCode = result.errors.length > 0 ? 1 : 0;
+    // a failed call fails the run; so does an id tag on which no session could charge (each rejection is in errors)
+    process.exitCode = result.messages.errors > 0 || (result.rejected.length > 0 && result.charged === 0) ? 1 : 0;
     return;
   }
 
@@ -336,13 +345,15 @@ async function main(): Promise<void> {
         ...(summary.storm
           ? [`  storm: ${summary.storm.rebooted}/${summary.storm.dropped} reconnected and booted in ${summary.storm.reconnect_boot_ms} ms (p50 ${summary.storm.p50_ms} ms, p99 ${summary.storm.p99_ms} ms)`]
           : []),
+        ...(summary.sessions ? [`  sessions charged ${summary.sessions.charged}, not authorised (id tag rejected) ${summary.sessions.rejected}`] : []),
         ...summary.errors.map((e) => `  error: ${e}`),
         `energy delivered: ${summary.energy_wh} Wh`,
         '',
       ].join('\n'),
     );
   }
-  process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 ? 1 : 0;
+  const noneCharged = summary.sessions !== undefined && summary.sessions.rejected > 0 && summary.sessions.charged === 0;
+  process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 || noneCharged ? 1 : 0;
 }
 
 /** IPC messages handed to process.send and not written yet (a fleet's summary is megabytes of latency samples) */

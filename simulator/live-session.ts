@@ -72,7 +72,8 @@ export class LiveSessions {
     if (this.sessions.has(connectorId)) throw new Error(`connector ${connectorId} is already charging`);
     const idTag = opts.idTag ?? 'SIMTAG01';
     await cp.statusNotification(connectorId, 'Preparing');
-    if (opts.trigger !== 'RemoteStart') await cp.authorize(idTag);
+    // a rejected id tag: no transaction, or (the start's answer) one stopped at once, reason DeAuthorized
+    if (opts.trigger !== 'RemoteStart') await cp.authorizeStart(connectorId, idTag, cp.now(), cp.now());
     const tx = await cp.beginTx({
       connectorId,
       idTag,
@@ -80,6 +81,7 @@ export class LiveSessions {
       trigger: opts.trigger ?? 'Authorized',
       ...(opts.remoteStartId !== undefined ? { remoteStartId: opts.remoteStartId } : {}),
     });
+    await cp.stopIfDeauthorized(tx, cp.now(), cp.now());
     let resolve!: (r: SessionRecord) => void;
     const done = new Promise<SessionRecord>((r) => (resolve = r));
     const session: LiveSession = {

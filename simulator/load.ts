@@ -3,7 +3,7 @@
 // per charger), optionally a storm (every connection drops at once, every charger reconnects and boots), and
 // a summary: connections held, messages/s, errors, ack latency p50/p99, energy delivered.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { ChargePoint, sleep, type ChargePointOptions, type Protocol, type Quirk } from './charge-point.ts';
+import { ChargePoint, describeRejection, sleep, type ChargePointOptions, type Protocol, type Quirk } from './charge-point.ts';
 import { defaultQuirks, playScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
 import { percentile, Stats, type StatsSnapshot } from './stats.ts';
 import { loadWorkload } from './load-workload.ts';
@@ -123,6 +123,11 @@ export interface FleetSummary {
   /** periodic register readings (Sample.Periodic) the central system acknowledged in the load workload: how many
    * and the sum of their Wh (a decimal string), to compare with what it stored */
   periodic_acked: { count: number; wh_sum: string };
+  /**
+   * a scenario workload (session, month, …): the sessions that charged and those the central system did not
+   * authorise (id tag not Accepted; each also in `errors`)
+   */
+  sessions?: { charged: number; rejected: number };
   storm?: {
     dropped: number;
     rebooted: number;
@@ -242,6 +247,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     stats.startPhase();
     const durationMs = (o.durationS ?? 10) * 1000;
     let energy = 0;
+    let sessions: FleetSummary['sessions'];
+    const rejections: string[] = [];
     const periodic = { count: 0, wh: 0n };
     const loopDelay: { steady: FleetSummary['driver_loop_delay_steady_ms'] } = { steady: null };
     if (workload === 'load') {
@@ -258,6 +265,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
         ),
       );
       energy = results.reduce((s, r) => s + (r?.energyWh ?? 0), 0);
+      sessions = { charged: 0, rejected: 0 };
+      for (const r of results) {
+        if (!r) continue;
+        sessions.charged += r.charged;
+        sessions.rejected += r.rejected.length;
+        for (const x of r.rejected) rejections.push(`${r.identity}: ${describeRejection(x)}`);
+      }
     }
     const workloadS = (performance.now() - w0) / 1000;
     const mvAcked = stats.meterValuesAcked - mvBefore;
@@ -326,8 +340,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       driver_loop_delay_steady_ms: loopDelay.steady,
       energy_wh: energy,
       periodic_acked: { count: periodic.count, wh_sum: periodic.wh.toString() },
+      ...(sessions ? { sessions } : {}),
       ...(storm ? { storm } : {}),
-      errors: [...stats.lastErrors],
+      errors: [...stats.lastErrors, ...rejections.slice(0, 20)],
     };
   } finally {
     clearInterval(progress);

@@ -66,6 +66,7 @@ export const v16: ProtocolAdapter = {
       (res) => {
         tx.transactionId = Number(res?.transactionId);
         tx.record.transactionId = String(res?.transactionId);
+        tx.idTagStatus = res?.idTagInfo?.status;
       },
     );
   },

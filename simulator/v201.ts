@@ -26,6 +26,8 @@ const STOPPED: Record<StopReason, [string, string]> = {
   HardReset: ['ResetCommand', 'ImmediateReset'],
   SoftReset: ['ResetCommand', 'ImmediateReset'],
   EVDisconnected: ['EVCommunicationLost', 'EVDisconnected'],
+  // the start's answer did not accept the id token (StopTxOnInvalidId)
+  DeAuthorized: ['Deauthorized', 'DeAuthorized'],
 };
 
 export const v201: ProtocolAdapter = {
@@ -96,7 +98,9 @@ export const v201: ProtocolAdapter = {
       evse: { id: tx.connectorId, connectorId: 1 },
       idToken: { idToken: tx.idTag, type: 'ISO14443' },
       meterValue: [cp.meterValue(tx.meterStartWh, o.at, 'Transaction.Begin', tx.quirks)],
-    }));
+    }), (res) => {
+      tx.idTagStatus = res?.idTokenInfo?.status;
+    });
   },
 
   async meter(cp, tx, mv, at, context) {

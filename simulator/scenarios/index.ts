@@ -1,7 +1,16 @@
 // Scenarios (issue 5 item 2). Each builds its charge point from the options, plays its script and returns the
 // energy it delivered in Wh, so a run can be checked against the central system's numbers. The charge point is
 // returned still connected (except `storm`, which ends connected too) so a caller can keep using it; close it.
-import { ChargePoint, TOTAL_PRESERVING_QUIRKS, type ChargePointOptions, type Quirk, type SessionRecord } from '../charge-point.ts';
+import {
+  ChargePoint,
+  describeRejection,
+  IdTagRejected,
+  TOTAL_PRESERVING_QUIRKS,
+  type ChargePointOptions,
+  type Quirk,
+  type Rejection,
+  type SessionRecord,
+} from '../charge-point.ts';
 import { monthPlan, playSession, recentPlan, singleSession, type PlannedSession } from './plan.ts';
 
 export const SCENARIOS = ['boot', 'session', 'month', 'offline', 'quirks', 'storm'] as const;
@@ -38,10 +47,36 @@ export interface ScenarioResult {
   /** storm: time from the drop to Accepted boot again */
   reconnectMs?: number;
   messages: { sent: number; acked: number; errors: number };
+  /**
+   * sessions the central system did not authorise (its Authorize or start answer did not accept the id tag): not
+   * charged; one stopped at once (reason DeAuthorized) is in `sessions` with 0 Wh as well. Each is also in `errors`.
+   */
+  rejected: Rejection[];
+  /** the sessions that charged (not rejected) */
+  charged: number;
   errors: string[];
 }
 
-function result(name: ScenarioName, cp: ChargePoint, sessions: SessionRecord[], extra: Partial<ScenarioResult> = {}): ScenarioResult {
+/** a rejected id tag ends that session, not the run */
+interface Played {
+  sessions: SessionRecord[];
+  rejected: ScenarioResult['rejected'];
+}
+
+async function attempt(out: Played, play: () => Promise<SessionRecord>): Promise<void> {
+  try {
+    out.sessions.push(await play());
+  } catch (err) {
+    if (!(err instanceof IdTagRejected)) throw err;
+    if (err.record) out.sessions.push(err.record);
+    out.rejected.push(err.rejection);
+  }
+}
+
+const played = (): Played => ({ sessions: [], rejected: [] });
+
+function result(name: ScenarioName, cp: ChargePoint, p: Played, extra: Partial<ScenarioResult> = {}): ScenarioResult {
+  const { sessions, rejected } = p;
   return {
     scenario: name,
     identity: cp.opts.identity,
@@ -50,9 +85,17 @@ function result(name: ScenarioName, cp: ChargePoint, sessions: SessionRecord[], 
     energyWh: sessions.reduce((s, r) => s + r.energyWh, 0),
     sessions,
     messages: { sent: cp.stats.sent, acked: cp.stats.acked, errors: cp.stats.errors },
-    errors: [...cp.stats.lastErrors],
+    rejected,
+    charged: sessions.filter((r) => r.stopReason !== 'DeAuthorized').length,
+    errors: [...cp.stats.lastErrors, ...rejected.map((r) => `${cp.opts.identity}: ${describeRejection(r)}`)],
     ...extra,
   };
+}
+
+/** connect and boot, unless already connected and booted (a fleet's ramp-up started every charger) */
+async function ensureStarted(cp: ChargePoint): Promise<void> {
+  if (cp.connected && cp.booted) return;
+  await cp.start();
 }
 
 /** the plan a scenario plays (exported so a test can play the same sessions cleanly) */
@@ -76,6 +119,7 @@ export function planFor(name: ScenarioName, p: ScenarioParams = {}): PlannedSess
       ...(p.seed !== undefined ? { seed: p.seed } : {}),
       ...(p.sessions !== undefined ? { sessions: p.sessions } : {}),
       ...(p.meterIntervalS !== undefined ? { meterIntervalS: p.meterIntervalS } : {}),
+      ...(p.idTag !== undefined ? { idTag: p.idTag } : {}),
     });
   }
   if (name === 'offline' || name === 'quirks') {
@@ -83,6 +127,7 @@ export function planFor(name: ScenarioName, p: ScenarioParams = {}): PlannedSess
       ...(p.sessions !== undefined ? { sessions: p.sessions } : {}),
       ...(p.seed !== undefined ? { seed: p.seed } : {}),
       ...(p.meterIntervalS !== undefined ? { meterIntervalS: p.meterIntervalS } : {}),
+      ...(p.idTag !== undefined ? { idTag: p.idTag } : {}),
     });
   }
   return [];
@@ -110,52 +155,53 @@ export async function runScenario(
 }
 
 export async function playScenario(name: ScenarioName, cp: ChargePoint, p: ScenarioParams): Promise<ScenarioResult> {
+  const out = played();
   switch (name) {
     case 'boot': {
-      await cp.start();
+      await ensureStarted(cp);
       await cp.heartbeat();
-      return result(name, cp, []);
+      return result(name, cp, out);
     }
     case 'session': {
-      await cp.start();
+      await ensureStarted(cp);
       if (p.realtime) {
         const s = planFor('session', p)[0]!;
-        const { done } = await cp.startLiveSession({ connectorId: s.connectorId, idTag: s.idTag, powerW: s.powerW, maxEnergyWh: s.energyWh });
-        return result(name, cp, [await done]);
+        await attempt(out, async () => {
+          const { done } = await cp.startLiveSession({ connectorId: s.connectorId, idTag: s.idTag, powerW: s.powerW, maxEnergyWh: s.energyWh });
+          return done;
+        });
+        return result(name, cp, out);
       }
-      const sessions = [];
-      for (const s of planFor('session', p)) sessions.push(await playSession(cp, s));
-      return result(name, cp, sessions);
+      for (const s of planFor('session', p)) await attempt(out, () => playSession(cp, s));
+      return result(name, cp, out);
     }
     case 'month':
     case 'quirks': {
-      await cp.start();
-      const sessions = [];
-      for (const s of planFor(name, p)) sessions.push(await playSession(cp, s));
-      return result(name, cp, sessions);
+      await ensureStarted(cp);
+      for (const s of planFor(name, p)) await attempt(out, () => playSession(cp, s));
+      return result(name, cp, out);
     }
     case 'offline': {
       // first session online; then the connection drops; the middle sessions happen offline and are queued;
       // on reconnect the queue is replayed in order with the original timestamps (new message ids, one of
       // them sent twice as a charger that missed the ack does); the last session online again
       const plan = planFor('offline', p);
-      await cp.start();
-      const sessions = [];
+      await ensureStarted(cp);
       const first = plan.length >= 3 ? 1 : 0;
       const lastOffline = plan.length >= 3 ? plan.length - 1 : plan.length;
-      for (let i = 0; i < first; i++) sessions.push(await playSession(cp, plan[i]!));
+      for (let i = 0; i < first; i++) await attempt(out, () => playSession(cp, plan[i]!));
       await cp.goOffline();
-      for (let i = first; i < lastOffline; i++) sessions.push(await playSession(cp, plan[i]!));
+      for (let i = first; i < lastOffline; i++) await attempt(out, () => playSession(cp, plan[i]!));
       await cp.goOnline(p.duplicate === false ? { boot: false } : { boot: false, duplicateFirst: cp.is16 ? 'MeterValues' : 'TransactionEvent' });
-      for (let i = lastOffline; i < plan.length; i++) sessions.push(await playSession(cp, plan[i]!));
-      return result(name, cp, sessions);
+      for (let i = lastOffline; i < plan.length; i++) await attempt(out, () => playSession(cp, plan[i]!));
+      return result(name, cp, out);
     }
     case 'storm': {
-      await cp.start();
+      await ensureStarted(cp);
       await cp.goOffline();
       const t0 = performance.now();
       await cp.goOnline({ boot: true });
-      return result(name, cp, [], { reconnectMs: Math.round(performance.now() - t0) });
+      return result(name, cp, out, { reconnectMs: Math.round(performance.now() - t0) });
     }
   }
 }

@@ -71,6 +71,8 @@ export interface MonthParams {
   sessions?: number;
   meterIntervalS?: number;
   connectors?: number;
+  /** the id tag every session is started with; default SIMTAG01 */
+  idTag?: string;
   now?: Date;
 }
 
@@ -107,7 +109,7 @@ export function monthPlan(p: MonthParams = {}): PlannedSession[] {
     if (start.getTime() + durationS * 1000 > limit) continue;
     out.push({
       connectorId: 1 + Math.floor(rand() * (p.connectors ?? 1)),
-      idTag: 'SIMTAG01',
+      idTag: p.idTag ?? 'SIMTAG01',
       start,
       durationS,
       energyWh,
@@ -119,7 +121,7 @@ export function monthPlan(p: MonthParams = {}): PlannedSession[] {
 }
 
 /** a few sessions on the days before `now` (the offline and quirks scenarios' default) */
-export function recentPlan(p: { sessions?: number; seed?: number; meterIntervalS?: number; now?: Date } = {}): PlannedSession[] {
+export function recentPlan(p: { sessions?: number; seed?: number; meterIntervalS?: number; idTag?: string; now?: Date } = {}): PlannedSession[] {
   const n = p.sessions ?? 4;
   const rand = rng(p.seed ?? 42);
   const now = p.now ?? new Date();
@@ -131,7 +133,7 @@ export function recentPlan(p: { sessions?: number; seed?: number; meterIntervalS
     const energyWh = 3000 + Math.floor(rand() * 20_000);
     const durationS = Math.ceil((energyWh * 3600) / powerW);
     const start = new Date(today - i * dayMs + (17 * 60 + Math.floor(rand() * 120)) * 60_000);
-    out.push({ connectorId: 1, idTag: 'SIMTAG01', start, durationS, energyWh, powerW, meterIntervalS: p.meterIntervalS ?? 600 });
+    out.push({ connectorId: 1, idTag: p.idTag ?? 'SIMTAG01', start, durationS, energyWh, powerW, meterIntervalS: p.meterIntervalS ?? 600 });
   }
   return out;
 }
@@ -140,13 +142,17 @@ export function recentPlan(p: { sessions?: number; seed?: number; meterIntervalS
  * Play one planned session with its own timestamps, as fast as the central system acknowledges:
  * Preparing → Authorize → start → Charging → readings every meter interval → stop → Finishing → Available.
  * Offline (not connected), status and Authorize are skipped and the transaction messages are queued.
+ * An id tag the central system rejects throws IdTagRejected (Authorize: nothing started; the start's answer: the
+ * transaction stopped a second later with reason DeAuthorized).
  */
 export async function playSession(cp: ChargePoint, s: PlannedSession): Promise<SessionRecord> {
   const t0 = s.start.getTime();
   const at = (sec: number) => new Date(t0 + sec * 1000);
   await cp.statusNotification(s.connectorId, 'Preparing', at(0));
-  await cp.authorize(s.idTag);
+  // a tag the central system does not accept: no transaction (Authorize), or one stopped at once (the start's answer)
+  await cp.authorizeStart(s.connectorId, s.idTag, at(0), at(30));
   const tx = await cp.beginTx({ connectorId: s.connectorId, idTag: s.idTag, at: at(0) });
+  await cp.stopIfDeauthorized(tx, at(1), at(31));
   await cp.statusNotification(s.connectorId, 'Charging', at(0));
   const startWh = tx.meterStartWh;
   for (let sec = s.meterIntervalS; sec < s.durationS; sec += s.meterIntervalS) {

@@ -83,4 +83,25 @@ describe('fleet load workload', () => {
       expect(Date.parse(r.params.meterValue[0].timestamp) % 60_000).toBe(0);
     }
   });
+
+  it('a scenario workload plays on the chargers the ramp-up connected: one connection and one boot each', { timeout: 60_000 }, async () => {
+    const ids = identitiesFor('FLEET-SCN-', 3);
+    const summary = await runFleet({
+      url: server.url,
+      protocol: 'ocpp1.6',
+      credentials: ids.map((identity) => ({ identity, password: undefined })),
+      rampPerSecond: 200,
+      workload: 'session',
+      scenarioParams: { energyWh: 1_000 },
+      // the peak is sampled with the progress line: often enough to see a second socket per charger
+      progressMs: 50,
+    });
+    expect(summary).toMatchObject({ booted: 3, connect_failures: 0, energy_wh: 3_000, sessions: { charged: 3, rejected: 0 } });
+    expect(summary.messages.errors).toBe(0);
+    expect(summary.connected_peak).toBe(3);
+    for (const id of ids) {
+      expect(server.received.filter((r) => r.identity === id && r.method === 'BootNotification')).toHaveLength(1);
+      expect(server.energyByIdentity().get(id)).toBe(1_000);
+    }
+  });
 });
