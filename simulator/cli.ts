@@ -1,12 +1,12 @@
 // `npm run simulate -- [options]`: a thin argument parser over the simulator library (docs/simulator.md).
 import fs from 'node:fs';
 import { setMaxListeners } from 'node:events';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { PROTOCOLS, QUIRKS, type Protocol, type Quirk } from './charge-point.ts';
 import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './load.ts';
 import { apiUrlFromOcppUrl, registerChargers, type Credential } from './register.ts';
-import { SCENARIOS, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
-import { describe as describePlan } from './scenarios/plan.ts';
+import { SCENARIOS, defaultQuirks, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
+import { describe as describePlan, parseMonth } from './scenarios/plan.ts';
 import { defaultStateDir, stateFile } from './meter-state.ts';
 
 const HELP = `Usage: npm run simulate -- --url ws://host:port/ocpp [options]
@@ -21,7 +21,7 @@ Connection
   --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
   --timeout-ms MS        call timeout, default 30000
   --insecure             wss:// without verifying the certificate (self-signed test systems)
-  --local-address A      source address of the connections (spread a big fleet over 127.0.0.0/8)
+  --local-address A      source address of the connection(s) (spread a big fleet over 127.0.0.0/8)
   --spread-starts        load: each charger starts its transaction at its own phase of the first period and (with
                          --duration above two periods) stops it at its phase of the last, not all at once
   --replay-share F       load: the share (0-1) of periodic readings sent again as soon as they are answered, as a
@@ -34,15 +34,16 @@ Scenario
   --scenario NAME        boot | session | month | offline | quirks | storm (single charger, default boot)
                          load | idle (fleet workloads; default for --count > 1: load)
   --energy WH            session: energy to deliver (default 10000 Wh)
-  --power W              session/load: charging power (default 7400 W)
-  --minutes N            session: duration (default: energy / power)
+  --power W              session/load: charging power, at least 1 (default 7400 W)
+  --minutes N            session: duration, at least 1 (default: energy / power)
   --meter-interval S     seconds between MeterValues (simulated; session 60, month 900, offline/quirks 600)
-  --month YYYY-MM        month: the month to simulate (default: previous month)
+  --month YYYY-MM        month: the month to simulate, month 01-12 (default: previous month)
   --sessions N           month/offline/quirks: number of sessions
   --seed N               month/offline/quirks: random seed (same seed, same sessions)
   --realtime             session: real-time readings instead of compressed simulated time
   --quirks LIST          comma list of ${QUIRKS.join(', ')}
-                         (quirks scenario default: kwh,phases,register-reset,no-txid[,no-subprotocol on 1.6])
+                         (quirks scenario default: ${defaultQuirks('ocpp1.6').join(',')};
+                         no-subprotocol is 1.6 only)
   --id-tag TAG           session/month/offline/quirks: the id tag the sessions start with (default SIMTAG01); a
                          tag the central system does not accept is not charged on
   --stay                 after the scenario keep running and answer the central system (Ctrl-C to stop)
@@ -66,7 +67,8 @@ Fleet
 
 Meter state (a charger's register continues across runs)
   --state-dir DIR        keep each charger's meter in DIR/<identity>.json (default for one charger:
-                         $ERE_SIMULATOR_STATE_DIR or ~/.ere-simulator; fleet mode keeps no state unless given)
+                         $ERE_SIMULATOR_STATE_DIR or ~/.ere-simulator; fleet mode, --count or --csv even with
+                         one charger, keeps no state unless given)
   --no-state             start from a new meter and keep nothing
 
 Output
@@ -105,6 +107,12 @@ function int(name: string, v: string | undefined): number | undefined {
   return Number(v);
 }
 
+/** a whole number of at least 1 (a power or a duration: 0 would divide by zero or send energy in no time) */
+function positive(name: string, v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1) fail(`--${name} must be a whole number of at least 1, got ${v}`);
+  return Number(v);
+}
+
 /** A share between 0 and 1 (a decimal number). */
 function share01(name: string, v: string): number {
   const n = Number(v);
@@ -122,61 +130,68 @@ function readCsv(file: string): Credential[] {
   });
 }
 
+const OPTIONS = {
+  url: { type: 'string' },
+  identity: { type: 'string' },
+  password: { type: 'string' },
+  csv: { type: 'string' },
+  protocol: { type: 'string', default: 'ocpp1.6' },
+  vendor: { type: 'string' },
+  model: { type: 'string' },
+  serial: { type: 'string' },
+  firmware: { type: 'string' },
+  connectors: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'no-stop-data': { type: 'boolean', default: false },
+  insecure: { type: 'boolean', default: false },
+  'local-address': { type: 'string' },
+  'spread-starts': { type: 'boolean', default: false },
+  'replay-share': { type: 'string' },
+  'idle-readings': { type: 'boolean', default: false },
+  'state-dir': { type: 'string' },
+  'no-state': { type: 'boolean', default: false },
+  scenario: { type: 'string' },
+  energy: { type: 'string' },
+  power: { type: 'string' },
+  minutes: { type: 'string' },
+  'meter-interval': { type: 'string' },
+  month: { type: 'string' },
+  sessions: { type: 'string' },
+  seed: { type: 'string' },
+  realtime: { type: 'boolean', default: false },
+  quirks: { type: 'string' },
+  'id-tag': { type: 'string' },
+  stay: { type: 'boolean', default: false },
+  count: { type: 'string' },
+  prefix: { type: 'string' },
+  register: { type: 'boolean', default: false },
+  token: { type: 'string' },
+  'admin-token': { type: 'string' },
+  'api-url': { type: 'string' },
+  'write-csv': { type: 'string' },
+  ramp: { type: 'string' },
+  rate: { type: 'string' },
+  duration: { type: 'string' },
+  storm: { type: 'boolean', default: false },
+  hold: { type: 'string' },
+  'wait-go': { type: 'boolean', default: false },
+  'storm-jitter': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** parseArgs' own refusals (an unknown option, an option without its value, a stray argument) are usage errors too */
+function parse() {
+  try {
+    return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false });
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
+
 async function main(): Promise<void> {
-  const { values: a } = parseArgs({
-    options: {
-      url: { type: 'string' },
-      identity: { type: 'string' },
-      password: { type: 'string' },
-      csv: { type: 'string' },
-      protocol: { type: 'string', default: 'ocpp1.6' },
-      vendor: { type: 'string' },
-      model: { type: 'string' },
-      serial: { type: 'string' },
-      firmware: { type: 'string' },
-      connectors: { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      'no-stop-data': { type: 'boolean', default: false },
-      insecure: { type: 'boolean', default: false },
-      'local-address': { type: 'string' },
-      'spread-starts': { type: 'boolean', default: false },
-      'replay-share': { type: 'string' },
-      'idle-readings': { type: 'boolean', default: false },
-      'state-dir': { type: 'string' },
-      'no-state': { type: 'boolean', default: false },
-      scenario: { type: 'string' },
-      energy: { type: 'string' },
-      power: { type: 'string' },
-      minutes: { type: 'string' },
-      'meter-interval': { type: 'string' },
-      month: { type: 'string' },
-      sessions: { type: 'string' },
-      seed: { type: 'string' },
-      realtime: { type: 'boolean', default: false },
-      quirks: { type: 'string' },
-      'id-tag': { type: 'string' },
-      stay: { type: 'boolean', default: false },
-      count: { type: 'string' },
-      prefix: { type: 'string' },
-      register: { type: 'boolean', default: false },
-      token: { type: 'string' },
-      'admin-token': { type: 'string' },
-      'api-url': { type: 'string' },
-      'write-csv': { type: 'string' },
-      ramp: { type: 'string' },
-      rate: { type: 'string' },
-      duration: { type: 'string' },
-      storm: { type: 'boolean', default: false },
-      hold: { type: 'string' },
-      'wait-go': { type: 'boolean', default: false },
-      'storm-jitter': { type: 'string' },
-      json: { type: 'boolean', default: false },
-      verbose: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values: a } = parse();
   if (a.help) {
     process.stdout.write(HELP);
     return;
@@ -188,6 +203,8 @@ async function main(): Promise<void> {
   if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
   const quirks = a.quirks ? (a.quirks.split(',').map((q) => q.trim()).filter(Boolean) as Quirk[]) : undefined;
   for (const q of quirks ?? []) if (!QUIRKS.includes(q)) fail(`unknown quirk ${q} (${QUIRKS.join(', ')})`);
+  if (quirks?.includes('no-subprotocol') && protocol !== 'ocpp1.6') fail('--quirks no-subprotocol is for ocpp1.6 only (a 2.0.1 upgrade without a subprotocol is served as 1.6)');
+  if (a.month !== undefined && !parseMonth(a.month)) fail(`--month must be YYYY-MM with a month 01-12, got ${a.month}`);
   // 1.6 idTag is CiString20, 2.0.1 idToken CiString36
   const idTagMax = protocol === 'ocpp1.6' ? 20 : 36;
   const idTag = a['id-tag'];
@@ -197,12 +214,39 @@ async function main(): Promise<void> {
   const frames = a.verbose ? log : undefined;
   if (a['no-state'] && a['state-dir']) fail('--state-dir and --no-state exclude each other');
   let credentials: Credential[];
+  const fleetMode = a.csv !== undefined || a.count !== undefined;
   if (a.csv) credentials = readCsv(a.csv);
   else if (a.count !== undefined) {
     const prefix = a.prefix ?? `SIM-${Math.random().toString(16).slice(2, 8).toUpperCase()}-`;
     credentials = identitiesFor(prefix, int('count', a.count)!).map((identity) => ({ identity, password: a.password }));
   } else credentials = [{ identity: a.identity ?? 'SIM-0001', password: a.password }];
   if (credentials.length === 0) fail('no charge points');
+
+  const scenario = a.scenario ?? (credentials.length > 1 ? 'load' : 'boot');
+  const fleetOnly = scenario === 'load' || scenario === 'idle';
+  if (!fleetOnly && !(SCENARIOS as readonly string[]).includes(scenario)) fail(`unknown scenario ${scenario}`);
+  const params: ScenarioParams = {
+    ...(a.energy !== undefined ? { energyWh: int('energy', a.energy)! } : {}),
+    ...(a.power !== undefined ? { powerW: positive('power', a.power) } : {}),
+    ...(a.minutes !== undefined ? { durationS: positive('minutes', a.minutes) * 60 } : {}),
+    ...(a['meter-interval'] !== undefined ? { meterIntervalS: Math.max(1, int('meter-interval', a['meter-interval'])!) } : {}),
+    ...(a.month !== undefined ? { month: a.month } : {}),
+    ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
+    ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
+    ...(a.realtime ? { realtime: true } : {}),
+    ...(idTag !== undefined ? { idTag } : {}),
+  };
+  // the fleet's numbers, checked before anything connects (or registers)
+  const fleetNumbers = {
+    rampPerSecond: int('ramp', a.ramp) ?? 50,
+    ratePerSecond: int('rate', a.rate) ?? 0,
+    durationS: int('duration', a.duration) ?? 10,
+    ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
+    stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
+    ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
+  };
+  const callTimeoutMs = int('timeout-ms', a['timeout-ms']) ?? 30_000;
+  const connectors = a.connectors !== undefined ? Math.max(1, int('connectors', a.connectors)!) : undefined;
 
   if (a.register) {
     const apiUrl = a['api-url'] ?? apiUrlFromOcppUrl(a.url);
@@ -212,27 +256,14 @@ async function main(): Promise<void> {
     if (!a.json) process.stderr.write(`registered ${credentials.length} charger(s) on ${apiUrl}\n`);
   }
 
-  const scenario = a.scenario ?? (credentials.length > 1 ? 'load' : 'boot');
-  const fleetOnly = scenario === 'load' || scenario === 'idle';
-  if (!fleetOnly && !(SCENARIOS as readonly string[]).includes(scenario)) fail(`unknown scenario ${scenario}`);
-  const params: ScenarioParams = {
-    ...(a.energy !== undefined ? { energyWh: int('energy', a.energy)! } : {}),
-    ...(a.power !== undefined ? { powerW: int('power', a.power)! } : {}),
-    ...(a.minutes !== undefined ? { durationS: int('minutes', a.minutes)! * 60 } : {}),
-    ...(a['meter-interval'] !== undefined ? { meterIntervalS: Math.max(1, int('meter-interval', a['meter-interval'])!) } : {}),
-    ...(a.month !== undefined ? { month: a.month } : {}),
-    ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
-    ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
-    ...(a.realtime ? { realtime: true } : {}),
-    ...(idTag !== undefined ? { idTag } : {}),
-  };
   const common = {
     ...(a.vendor ? { vendor: a.vendor } : {}),
     ...(a.model ? { model: a.model } : {}),
     ...(a.firmware ? { firmware: a.firmware } : {}),
-    ...(a.connectors ? { connectors: Math.max(1, int('connectors', a.connectors)!) } : {}),
+    ...(connectors !== undefined ? { connectors } : {}),
     ...(quirks ? { quirks } : {}),
-    callTimeoutMs: int('timeout-ms', a['timeout-ms']) ?? 30_000,
+    callTimeoutMs,
+    ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
     ...(a['no-stop-data'] ? { stopTransactionData: false } : {}),
     ...(a.insecure ? { insecure: true } : {}),
     ...(frames ? { frames } : {}),
@@ -268,7 +299,9 @@ async function main(): Promise<void> {
         log,
         ...(a.serial ? { serial: a.serial } : {}),
         ...common,
-        ...(a['no-state'] ? {} : { stateDir: a['state-dir'] ?? defaultStateDir() }),
+        // the default meter is a single charger's: --count and --csv are fleet mode (no meter unless --state-dir),
+        // even when they name one charger
+        ...(a['no-state'] ? {} : a['state-dir'] ? { stateDir: a['state-dir'] } : fleetMode ? {} : { stateDir: defaultStateDir() }),
       },
       params,
     );
@@ -309,20 +342,14 @@ async function main(): Promise<void> {
     credentials,
     ...common,
     workload: scenario as FleetWorkload,
-    rampPerSecond: int('ramp', a.ramp) ?? 50,
-    ratePerSecond: int('rate', a.rate) ?? 0,
-    durationS: int('duration', a.duration) ?? 10,
+    ...fleetNumbers,
     ...(params.meterIntervalS !== undefined ? { meterIntervalS: params.meterIntervalS } : {}),
     ...(params.powerW !== undefined ? { powerW: params.powerW } : {}),
     storm: a.storm,
-    ...(a['local-address'] ? { localAddress: a['local-address'] } : {}),
     ...(a['spread-starts'] ? { spreadStarts: true } : {}),
     ...(a['idle-readings'] ? { idleReadings: true } : {}),
-    ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
     ...(a['state-dir'] ? { stateDir: a['state-dir'] } : {}),
-    ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     ...(a['wait-go'] ? { beforeWorkload: () => goFromParent(abort.signal) } : {}),
-    stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     scenarioParams: params,
     signal: abort.signal,
     log,

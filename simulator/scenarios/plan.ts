@@ -76,6 +76,12 @@ export interface MonthParams {
   now?: Date;
 }
 
+/** YYYY-MM with a month 01–12, or undefined */
+export function parseMonth(month: string): { year: number; month: number } | undefined {
+  const m = /^(\d{4})-(0[1-9]|1[0-2])$/.exec(month);
+  return m ? { year: Number(m[1]), month: Number(m[2]) } : undefined;
+}
+
 export function previousMonth(now = new Date()): string {
   const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
@@ -87,10 +93,10 @@ export function previousMonth(now = new Date()): string {
  */
 export function monthPlan(p: MonthParams = {}): PlannedSession[] {
   const month = p.month ?? previousMonth(p.now);
-  const m = /^(\d{4})-(\d{2})$/.exec(month);
-  if (!m) throw new Error(`--month must be YYYY-MM, got ${month}`);
-  const year = Number(m[1]);
-  const mon = Number(m[2]) - 1;
+  const m = parseMonth(month);
+  if (!m) throw new Error(`--month must be YYYY-MM (month 01–12), got ${month}`);
+  const year = m.year;
+  const mon = m.month - 1;
   const days = new Date(Date.UTC(year, mon + 1, 0)).getUTCDate();
   const rand = rng(p.seed ?? seedFrom(month));
   const wanted = p.sessions ?? 18 + Math.floor(rand() * 9);
