@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { joinTransaction } from '../src/db/join-transaction.ts';
 import type { Deps } from '../src/deps.ts';
-import { recomputeSession } from '../src/domain/charging/readings.ts';
+import { recomputeSession } from '../src/domain/charging/session-energy.ts';
 import { AGGREGATE_CHUNK_CONNECTIONS, aggregateMonthlyEnergy } from '../src/domain/energy/aggregate.ts';
 import { anAccountWithConnection } from '../test/helpers/energy-factories.ts';
 import { lockedReadingPartitions } from '../test/helpers/partitions.ts';

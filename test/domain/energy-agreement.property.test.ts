@@ -7,7 +7,8 @@
 // GET /v1/ere-positions and the energy_months rows against sums the test computes on its own (its own month table,
 // interpolation and rounding, integer Wh and cents). Replay a run with ENERGY_SEED=<printed seed>.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { recomputeSession, storeReadings } from '../../src/domain/charging/readings.ts';
+import { storeReadings } from '../../src/domain/charging/readings.ts';
+import { recomputeSession } from '../../src/domain/charging/session-energy.ts';
 import { decideSessionReview } from '../../src/domain/charging/review.ts';
 import { recomputeAllMonthlyEnergy } from '../../src/domain/energy/aggregate.ts';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';

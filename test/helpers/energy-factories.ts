@@ -2,7 +2,7 @@
 // monthly energy rows, inserted directly (tests on the real database; no HTTP needed to set the stage).
 import crypto from 'node:crypto';
 import type { Deps } from '../../src/deps.ts';
-import { recomputeSession } from '../../src/domain/charging/readings.ts';
+import { recomputeSession } from '../../src/domain/charging/session-energy.ts';
 
 let seq = 0;
 const ean = () => '871' + String(crypto.randomInt(0, 1e9)).padStart(9, '0') + String(crypto.randomInt(0, 1e6)).padStart(6, '0');

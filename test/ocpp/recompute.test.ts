@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RPCClient } from 'ocpp-rpc';
 import { loadBundledCatalog } from '../../src/domain/catalog/load.ts';
-import { ANOMALY, maxPowerW, recomputeSession } from '../../src/domain/charging/readings.ts';
+import { ANOMALY, maxPowerW } from '../../src/domain/charging/readings.ts';
+import { recomputeSession } from '../../src/domain/charging/session-energy.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline, isoSeconds } from '../helpers/ocpp-factories.ts';

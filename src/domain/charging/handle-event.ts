@@ -9,7 +9,8 @@ import { idTagVerdict } from '../chargers/id-tokens.ts';
 import { ensureOcppCharger } from '../chargers/ocpp-charger.ts';
 import { type AsidePart, type ChargerEvent, type EnergyReading, type EventOutcome, type IdTagVerdict, namedTransactionOf } from './events.ts';
 import { recordConnectorStatus } from './live-state.ts';
-import { ENERGY_REGISTER, isRoundingOf, maxPowerW, recomputeSession, storeReadings, updateSessionEnergy } from './readings.ts';
+import { ENERGY_REGISTER, isRoundingOf, maxPowerW, storeReadings } from './readings.ts';
+import { recomputeSession, updateSessionEnergy } from './session-energy.ts';
 import { holdInvalidSignatures } from './review.ts';
 import { placeSignedValues } from './signed-values.ts';
 import {

@@ -8,7 +8,8 @@ import { isoUtc as utc } from '../../lib/time.ts';
 import { DomainError } from '../errors.ts';
 import { kwhOf } from './estimate.ts';
 import type { SignedValue } from './events.ts';
-import { ANOMALY, ENERGY_REGISTER, maxPowerW, recomputeSession, type ReviewStatus } from './readings.ts';
+import { ANOMALY, ENERGY_REGISTER, maxPowerW, type ReviewStatus } from './readings.ts';
+import { recomputeSession } from './session-energy.ts';
 
 export interface SessionReview {
   status: ReviewStatus;

@@ -1,0 +1,152 @@
+// A session's energy from its stored register readings: the full recompute (the forward-step rule of readings.ts
+// over every reading in time order) and the incremental update that continues from the session's stored state.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { EnergyReading } from './events.ts';
+import {
+  ENERGY_REGISTER,
+  type FoldPoint,
+  foldSteps,
+  noTotals,
+  readingFlag,
+  type RegisterPoint,
+  type ReviewDecision,
+  type SessionEnergy,
+  type SessionTotals,
+  totalsColumns,
+  totalsOf,
+} from './readings.ts';
+
+type Trx = Db;
+
+interface RegisterRow {
+  id: string;
+  wh: string;
+  measured_at: Date;
+  anomaly: string | null;
+  review: ReviewDecision | null;
+  power_w: number | null;
+  signature_status: string | null;
+}
+
+const pointOf = (r: RegisterRow): FoldPoint => ({
+  wh: BigInt(r.wh),
+  at: r.measured_at.getTime(),
+  w: r.power_w,
+  flag: readingFlag(r),
+  anomaly: r.anomaly,
+  review: r.review,
+});
+
+/**
+ * foldSteps over stored rows; rows whose anomaly or review changes are rewritten. `startPoint` (a session's start
+ * value kept on its row, migrations/0064) is folded in its place in time, before any row of the same instant.
+ */
+async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null, startPoint?: RegisterPoint): Promise<void> {
+  const points = rows.map(pointOf);
+  const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
+  const k = at === -1 ? points.length : at;
+  if (startPoint) points.splice(k, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
+  const judged = foldSteps(t, prev, points, maxW);
+  if (startPoint) judged.splice(k, 1);
+  for (const [i, r] of rows.entries()) {
+    const j = judged[i]!;
+    if (j.anomaly === (r.anomaly ?? null) && j.review === (r.review ?? null)) continue;
+    await trx.updateTable('meter_readings').set(j).where('id', '=', r.id).where('measured_at', '=', r.measured_at).execute();
+  }
+}
+
+function registerRows(trx: Trx, sessionId: string) {
+  return trx
+    .selectFrom('meter_readings')
+    .select(['id', 'wh', 'measured_at', 'anomaly', 'review', 'power_w', 'signature_status'])
+    .where('session_id', '=', sessionId)
+    .where('measurand', '=', ENERGY_REGISTER)
+    .where('phase', '=', '')
+    .orderBy('measured_at')
+    .orderBy('id');
+}
+
+/** A session's start point (migrations/0064), when its start reading is stored as another session's. */
+async function startPointOf(trx: Trx, sessionId: string): Promise<RegisterPoint | undefined> {
+  const s = await trx.selectFrom('charging_sessions').select(['started_at', 'start_point_wh']).where('id', '=', sessionId).executeTakeFirst();
+  return s && s.start_point_wh !== null ? { wh: BigInt(s.start_point_wh), at: s.started_at.getTime() } : undefined;
+}
+
+/**
+ * Recompute a session from its register readings (foldSteps from nothing): energy_wh = the counted steps, held_wh
+ * = the flagged steps not decided, and the review columns. The caller holds the session's row lock.
+ */
+export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
+  const rows = await registerRows(trx, sessionId).execute();
+  const start = await startPointOf(trx, sessionId);
+  const totals = noTotals();
+  await foldReadings(trx, rows, maxW, totals, null, start);
+  // the series' ends, the start point among them (a session whose only register point it is has it as both)
+  const series = start ? [{ wh: start.wh.toString(), measured_at: new Date(start.at), power_w: null }, ...rows].sort((a, b) => a.measured_at.getTime() - b.measured_at.getTime()) : rows;
+  const [first, last] = [series[0], series[series.length - 1]];
+  await trx
+    .updateTable('charging_sessions')
+    .set({
+      ...totalsColumns(totals),
+      last_meter_wh: last ? last.wh : null,
+      first_reading_at: first ? first.measured_at : null,
+      last_reading_at: last ? last.measured_at : null,
+      last_power_w: last ? last.power_w : null,
+      meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
+      updated_at: sql`now()`, // whatever the status: only the group commit's batch leaves a running session's alone (D85)
+      metered_at: sql`now()`,
+    })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/**
+ * Bring a session up to date after `added` readings were stored for it, with the same result as
+ * recomputeSession. The common case (every new register reading later than the session's last one) continues
+ * from the stored totals / last_meter_wh / last_reading_at / last_power_w and looks only at the new readings;
+ * anything else (out of order, replayed, late, the session's first readings) falls back to the full recompute.
+ * Sound because every change to a session's register readings is followed by one of these two functions,
+ * so the stored state always equals the full recompute over the readings up to last_reading_at, and a
+ * reading's anomaly depends only on itself and its predecessor.
+ * The session's row is locked before its state is read (FOR UPDATE here, or by the caller that passes `known`),
+ * so an operator's review (review.ts) and an ingest never write over each other.
+ */
+export async function updateSessionEnergy(
+  trx: Trx,
+  sessionId: string,
+  maxW: number,
+  added: EnergyReading[],
+  /** the session's row as read, locked, earlier in this transaction (its energy columns unchanged since) */
+  known?: SessionEnergy,
+): Promise<void> {
+  const s =
+    known ??
+    (await trx
+      .selectFrom('charging_sessions')
+      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh'])
+      .where('id', '=', sessionId)
+      .forUpdate()
+      .executeTakeFirst());
+  const since = s?.last_reading_at ?? null;
+  const inOrder =
+    s !== undefined &&
+    since !== null &&
+    s.last_meter_wh !== null &&
+    s.meter_start_wh !== null &&
+    added.every((r) => r.measurand !== ENERGY_REGISTER || r.phase !== '' || r.measuredAt.getTime() > since.getTime());
+  if (!inOrder) return recomputeSession(trx, sessionId, maxW);
+  const rows = await registerRows(trx, sessionId).where('measured_at', '>', since).execute();
+  const totals = totalsOf(s);
+  await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
+  const last = rows[rows.length - 1];
+  await trx
+    .updateTable('charging_sessions')
+    .set(
+      last
+        ? { ...totalsColumns(totals), last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()`, metered_at: sql`now()` }
+        : { updated_at: sql`now()`, metered_at: sql`now()` },
+    )
+    .where('id', '=', sessionId)
+    .execute();
+}
