@@ -440,6 +440,18 @@ describe('sessions (C4.6)', () => {
     expect([s!.energy_wh, s!.review_status, s!.held_wh]).toEqual(['7001', null, '0']);
     expect((await readingsOf(ch.chargerId)).map((r) => r.wh)).toEqual(['200003', '203500', '207004']);
     expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="rounded_register"');
+
+    // the same copies sent in MeterValues of their own (Transaction.Begin after the start, Transaction.End after the stop)
+    const ch2 = await withCharger('ocpp1.6', async (cli) => {
+      const tx = await start16(cli, 0, 300_003);
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [{ timestamp: at(0), sampledValue: [{ value: '300.00', unit: 'kWh', context: 'Transaction.Begin' }] }] });
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [{ timestamp: at(30), sampledValue: [{ value: '303.5', unit: 'kWh' }] }] });
+      await cli.call('StopTransaction', { transactionId: tx, meterStop: 307_004, timestamp: at(60) });
+      await cli.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [{ timestamp: at(60), sampledValue: [{ value: '307.0', unit: 'kWh', context: 'Transaction.End' }] }] });
+    });
+    const [s2] = await sessionsOf(ch2.chargerId);
+    expect([s2!.energy_wh, s2!.review_status, s2!.held_wh]).toEqual(['7001', null, '0']);
+    expect((await readingsOf(ch2.chargerId)).map((r) => r.wh)).toEqual(['300003', '303500', '307004']);
   });
 
   it('2.0.1: a transaction id the charger reuses after a reset names a new session; a replay of the old one does not', async () => {

@@ -160,6 +160,18 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
   });
 }
 
+/**
+ * D96: a register reading at a session's start (or stop) time that is its meterStart (meterStop) rounded to a power
+ * of ten of Wh: the same reading written coarser (kWh with two decimals beside Wh), which stored beside it would make
+ * a step of a few Wh in no time, held as implausible or backwards.
+ */
+function isCoarserCopy(s: Pick<SessionRow, 'started_at' | 'meter_start_wh' | 'ended_at' | 'meter_stop_wh'>, r: EnergyReading): boolean {
+  if (r.measurand !== ENERGY_REGISTER || r.phase !== '') return false;
+  const t = r.measuredAt.getTime();
+  if (s.meter_start_wh !== null && t === s.started_at.getTime() && isRoundingOf(r.wh, BigInt(s.meter_start_wh))) return true;
+  return s.meter_stop_wh !== null && s.ended_at !== null && t === s.ended_at.getTime() && isRoundingOf(r.wh, BigInt(s.meter_stop_wh));
+}
+
 /** The earliest of a message's time and its readings' times. */
 const earliestOf = (at: Date, readings: EnergyReading[]): Date => readings.reduce<Date>((m, r) => (r.measuredAt < m ? r.measuredAt : m), at);
 
@@ -243,9 +255,7 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
     }
     await endSession(trx, session.id, ev);
     // the start's register in transactionData written coarser than meterStart is meterStart itself (D96)
-    const startWh = session.meter_start_wh === null ? null : BigInt(session.meter_start_wh);
-    const sent = startWh === null ? ev.readings : ev.readings.filter((x) => !(x.phase === '' && x.measuredAt.getTime() === session.started_at.getTime() && isRoundingOf(x.wh, startWh)));
-    const readings = [...sent, ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
+    const readings = [...ev.readings.filter((r) => !isCoarserCopy(session, r)), ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
     if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
     await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
@@ -271,6 +281,7 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
     const placed = named || ev.connectorId <= 0 ? [] : await sessionsAt(trx, chargerId, ev.connectorId, ev.readings.map((r) => r.measuredAt));
     for (const [i, r] of ev.readings.entries()) {
       const session = named ?? placed[i];
+      if (session && isCoarserCopy(session, r)) continue; // its meterStart or meterStop written coarser (D96)
       const key = session?.id ?? '';
       const group = groups.get(key);
       if (group) group.readings.push(r);
