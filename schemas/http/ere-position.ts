@@ -1,10 +1,13 @@
 // Spec §2 "ERE position" (GET /ere-position).
 import { z } from 'zod';
 
+/** The first compliance year (spec: `year` >= 2026): no ERE exist for energy before it, so no month before it is taken. */
+export const FIRST_COMPLIANCE_YEAR = 2026;
+
 const Money = z.object({ ere: z.number(), net_eur: z.number(), price_per_ere: z.number() });
 
 export const ErePositionQuery = z.object({
-  year: z.coerce.number().int().min(2026).max(9999).optional(),
+  year: z.coerce.number().int().min(FIRST_COMPLIANCE_YEAR).max(9999).optional(),
 });
 
 export const ErePositionResponse = z.object({

@@ -1,9 +1,10 @@
 // C2.5 GET /v1/ere-positions (CPO).
 import { z } from 'zod';
+import { FIRST_COMPLIANCE_YEAR } from './ere-position.ts';
 
 export const ErePositionsQuery = z.object({
   cpo_external_ref: z.string().optional(),
-  year: z.coerce.number().int().min(2026).max(9999).optional(),
+  year: z.coerce.number().int().min(FIRST_COMPLIANCE_YEAR).max(9999).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });

@@ -85,6 +85,7 @@ describe('POST /v1/sessions:batch', () => {
       { connection_id: ok.connectionId, month: '2026-12', kwh: 1 },
       { connection_id: ok.connectionId, month: '2026-13', kwh: 1 },
       { connection_id: ok.connectionId, month: '2026-1', kwh: 1 },
+      { connection_id: ok.connectionId, month: '2025-12', kwh: 1 }, // before the first compliance year: no ERE, no position shows it
       { connection_id: ok.connectionId, month: '2026-10', kwh: -1 },
       { connection_id: ok.connectionId, month: '2026-10', kwh: '5' },
       { connection_id: booked.connectionId, month: '2026-06', kwh: 51 },
@@ -104,6 +105,7 @@ describe('POST /v1/sessions:batch', () => {
       'month_in_future',
       'invalid_month',
       'invalid_month',
+      'invalid_month',
       'invalid_kwh',
       'invalid_kwh',
       'ere_booked',
@@ -112,8 +114,8 @@ describe('POST /v1/sessions:batch', () => {
       'created',
       'invalid_request',
     ]);
-    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 13 });
-    expect(res.json().results[10]).toEqual({ index: 10, connection_id: booked.connectionId, month: '2026-06', kwh: 51, status: 'rejected', error: 'ere_booked' });
+    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 14 });
+    expect(res.json().results[11]).toEqual({ index: 11, connection_id: booked.connectionId, month: '2026-06', kwh: 51, status: 'rejected', error: 'ere_booked' });
     expect(await rowsOf(ok.connectionId)).toEqual([{ month: '2026-11', kwh: '7.50', source: 'cpo', status: 'delivered' }]);
     expect(await rowsOf(booked.connectionId)).toEqual([{ month: '2026-06', kwh: '50.00', source: 'cpo', status: 'registered' }]);
     expect(await rowsOf(other.connectionId)).toEqual([]);
@@ -216,14 +218,15 @@ describe('POST /v1/sessions:batch is set-based', () => {
   it('sends as many statements for 1,000 items as for 10, new and replayed', { timeout: 120_000 }, async () => {
     const conns: string[] = [];
     const refs: string[] = [];
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 100; i++) {
       const a = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
       conns.push(a.connectionId);
       const ref = `SET-BASED-${Date.now()}-${i}`;
       await svc.deps.db.updateTable('accounts').set({ cpo_external_ref: ref }).where('id', '=', a.accountId).execute();
       refs.push(ref);
     }
-    const months = ['2025-01', '2025-02', '2025-03', '2025-04', '2025-05', '2025-06', '2025-07', '2025-08', '2025-09', '2025-10', '2025-11', '2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10', '2026-11', '2024-12', '2024-11'];
+    // 100 connections × 10 months of the first compliance year (months before it are refused)
+    const months = ['2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06', '2026-07', '2026-08', '2026-09', '2026-10'];
     // a third of the items name their connection by the account's cpo_external_ref
     const itemsFor = (count: number, offset: number, kwh: number) =>
       Array.from({ length: count }, (_, k) => {

@@ -14,6 +14,7 @@ import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
 import { formatDec, toDec } from '../../lib/decimal.ts';
 import { isMonth, monthOf } from '../../lib/amsterdam-time.ts';
+import { FIRST_COMPLIANCE_YEAR } from '../../../schemas/http/ere-position.ts';
 import { deliveredUnits, holdOf, whToKwhUnits, type HoldFigures } from '../ere/capacity.ts';
 
 export type RecordStatus = 'created' | 'updated' | 'unchanged' | 'rejected';
@@ -69,7 +70,8 @@ export function checkRecordInput(
 ): { ok: true; month: string; units: bigint; kwh: string } | { ok: false; result: RecordEnergyResult } {
   const units = input.wh !== undefined ? (input.wh >= 0n ? whToKwhUnits(input.wh) : null) : parseKwh(input.kwh);
   const kwh = units === null ? null : formatDec(units, 2);
-  if (!isMonth(input.month)) return { ok: false, result: reject('invalid_month', kwh) };
+  // a month before the first compliance year earns no ERE and shows in no year's position: refused, not kept unseen
+  if (!isMonth(input.month) || input.month < `${FIRST_COMPLIANCE_YEAR}-01`) return { ok: false, result: reject('invalid_month', kwh) };
   if (input.month > monthOf(deps.clock())) return { ok: false, result: reject('month_in_future', kwh) };
   if (units === null || kwh === null) return { ok: false, result: reject('invalid_kwh', null) };
   return { ok: true, month: input.month, units, kwh };
