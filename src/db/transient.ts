@@ -2,7 +2,7 @@
 // a few times with backoff, then reported as "database unavailable"), ones caused by the data (the message is
 // quarantined) and the rest (bugs).
 
-/** SQLSTATEs that say nothing about the data: retrying the whole transaction may succeed. */
+/** SQLSTATEs that say nothing about the data: retrying the whole transaction may succeed (42501: a grant revoked). */
 const TRANSIENT_CODES = new Set([
   '40001', // serialization_failure
   '40P01', // deadlock_detected
@@ -24,10 +24,20 @@ function codeOf(err: unknown): string | undefined {
   return typeof c === 'string' ? c : undefined;
 }
 
+/**
+ * SQLSTATE classes of the database's own state, never of the values it was given (D104): connection exceptions (08),
+ * a read-only transaction on a standby after a failover (25), authorization refused (28: a changed password), a
+ * missing database (3D), insufficient resources (53: disk full, out of memory), a program limit (54), an object
+ * not in the state needed (55: 55000 "not currently accepting connections", 55006 object in use), operator
+ * intervention (57), system errors (58: I/O) and internal errors (XX). A message failing on one of these is
+ * refused (the charger sends it again), never acknowledged and quarantined as if it were a bug.
+ */
+const TRANSIENT_CLASSES = new Set(['08', '25', '28', '3D', '53', '54', '55', '57', '58', 'XX']);
+
 export function isTransientDbError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = codeOf(err);
-  if (code && (TRANSIENT_CODES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) return true;
+  if (code && (TRANSIENT_CODES.has(code) || TRANSIENT_CLASSES.has(code.slice(0, 2)) || code === '42501' || TRANSIENT_NODE_CODES.has(code))) return true;
   return TRANSIENT_MESSAGE.test(err.message);
 }
 

@@ -1,7 +1,7 @@
 // C4.11: a transaction that fails for a reason that says nothing about the data is run again with backoff, a few
 // times; anything else is thrown at once (src/db/transient.ts withTransientRetry).
 import { describe, expect, it } from 'vitest';
-import { withTransientRetry } from '../../src/db/transient.ts';
+import { isDataDbError, isTransientDbError, withTransientRetry } from '../../src/db/transient.ts';
 
 const transient = () => Object.assign(new Error('could not serialize access'), { code: '40001' });
 const dataError = () => Object.assign(new Error('value too long'), { code: '22001' });
@@ -67,5 +67,17 @@ describe('withTransientRetry', () => {
     };
     await expect(withTransientRetry(fn, { baseMs: 1 })).resolves.toBe('second');
     expect(calls).toBe(2);
+  });
+});
+
+describe('isTransientDbError', () => {
+  const pgError = (code: string) => Object.assign(new Error(`error ${code}`), { code });
+  it("is true for the database's own state, whatever its SQLSTATE class (D104), and false for the data's fault and for bugs", () => {
+    // 55000 "database … is not currently accepting connections" was a bug to the ingest: acknowledged and quarantined
+    for (const code of ['55000', '55006', '25006', '28P01', '3D000', '53100', '53200', '54000', '57P01', '58030', 'XX000', '42501', '08006', '40001']) {
+      expect([code, isTransientDbError(pgError(code))]).toEqual([code, true]);
+    }
+    for (const code of ['22001', '22P05', '23514', '42601', '42703', '0A000']) expect([code, isTransientDbError(pgError(code))]).toEqual([code, false]);
+    expect(isDataDbError(pgError('55000'))).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aPartner, aUser, type TestPartner } from '../helpers/factories.ts';
 import { aPartnerCharger, anEan, postCustomers, registerEans, tokenOf } from '../helpers/partner-factories.ts';
+import { eligibilityFacts } from '../../src/domain/accounts/eligibility.ts';
 
 
 let svc: TestService;
@@ -61,6 +62,9 @@ describe('claim page in Chromium', () => {
     expect(await page.locator('body').textContent()).toContain('Zonnig Laden BV');
 
     await page.fill('#street', 'Herengracht');
+    // the IBAN is asked here: a claimed customer has no other way to give it, and without it no ERE (spec: eligibility)
+    expect(await page.locator('#iban').getAttribute('required')).not.toBeNull();
+    await page.fill('#iban', 'nl91 abna 0417 1643 00');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('h1').textContent()).toBe('Uw account is aangemaakt');
     const signHref = await page.locator('#sign').getAttribute('href');
@@ -70,6 +74,8 @@ describe('claim page in Chromium', () => {
     const user = await svc.deps.db.selectFrom('users').selectAll().where('email', '=', 'sanne@klant.nl').executeTakeFirstOrThrow();
     const account = await svc.deps.db.selectFrom('accounts').selectAll().where('owner_user_id', '=', user.id).executeTakeFirstOrThrow();
     expect(account).toMatchObject({ access_channel: 'partner_claim', partner_id: partner.partnerId, display_name: 'Sanne de Vries' });
+    expect(svc.deps.cipher.decrypt(account.iban_encrypted!)).toBe('NL91ABNA0417164300');
+    expect((await eligibilityFacts(svc.deps.db, account.id)).iban_present).toBe(true);
     const conn = await svc.deps.db.selectFrom('connections').selectAll().where('account_id', '=', account.id).executeTakeFirstOrThrow();
     expect(conn).toMatchObject({ ean_code: ean, street: 'Herengracht', house_number: '20', city: 'Amsterdam', mandate_status: 'pending', registration_status: 'concept' });
     const draft = await svc.deps.db.selectFrom('partner_drafts').selectAll().where('id', '=', draftId).executeTakeFirstOrThrow();
@@ -111,10 +117,13 @@ describe('claim page in Chromium', () => {
     await page.fill('#house_number', '7B');
     await page.fill('#street', 'Oudegracht');
     await page.fill('#city', 'Utrecht');
+    await page.fill('#iban', 'NL91ABNA0417164300');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('#error').textContent()).toContain('postal code is not valid');
     expect(await page.locator('#house_number').inputValue()).toBe('7B');
+    expect(await page.locator('#iban').inputValue()).toBe(''); // never echoed back
     await page.fill('#postal_code', '3511ab');
+    await page.fill('#iban', 'NL91ABNA0417164300');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('h1').textContent()).toBe('Your account has been created');
     // the register found the EAN at the address; the machtiging is still to be signed, and the page says so
@@ -192,6 +201,12 @@ describe('claim confirmation (HTTP)', () => {
     expect(wrong.body).toContain('id="error"');
     const noStreet = await svc.app.inject({ method: 'POST', url: path, payload: { ean: b } });
     expect(noStreet.statusCode).toBe(400);
+    expect(await countUsers('iris@klant.nl')).toBe(0);
+    // an IBAN that is not one: the form again with the error, nothing created, the value not echoed
+    const badIban = await svc.app.inject({ method: 'POST', url: path, payload: { ean: b, street: 'Markt', iban: 'NL91-ABNA' } });
+    expect(badIban.statusCode).toBe(400);
+    expect(badIban.body).toContain('IBAN is ongeldig');
+    expect(badIban.body).not.toContain('NL91-ABNA');
     expect(await countUsers('iris@klant.nl')).toBe(0);
     const ok = await svc.app.inject({ method: 'POST', url: path, payload: { ean: b, street: 'Markt' } });
     expect(ok.statusCode).toBe(200);

@@ -80,7 +80,7 @@ describe('pages at 360 px', () => {
     expect((await page.goto(url))?.status()).toBe(200);
     await check(page, 'claim-page');
     // the submit button sits below the last input, not beside it
-    const input = await page.locator('#ean').boundingBox();
+    const input = await page.locator('#iban-hint').boundingBox();
     const button = await page.locator('#confirm').boundingBox();
     expect(button!.y).toBeGreaterThanOrEqual(input!.y + input!.height);
 
@@ -88,6 +88,7 @@ describe('pages at 360 px', () => {
     await page.fill('#house_number', '120-BIS');
     await page.fill('#street', 'Burgemeester van Karnebeek-Hoogerheijdenstraatweg');
     await page.fill('#city', 'Alkmaar');
+    await page.fill('#iban', 'NL91 ABNA 0417 1643 00');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('#next-sign').count()).toBe(1);
     await check(page, 'claim-page-done');

@@ -192,6 +192,8 @@ export interface ConceptAccountInput {
   ownerUserId?: string | null;
   type?: AccountType;
   displayName?: string | null;
+  /** normalised (normaliseIban); stored encrypted */
+  iban?: string | null;
   person: { full_name: string; email?: string | null; phone?: string | null };
   connection: {
     ean_code: string;
@@ -229,6 +231,7 @@ export async function createConceptAccount(
         signatory_full_name: person.full_name,
         signatory_email: person.email,
         signatory_phone: person.phone,
+        iban_encrypted: input.iban ? deps.cipher.encrypt(input.iban) : null,
         created_at: now,
         updated_at: now,
       })

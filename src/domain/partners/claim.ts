@@ -7,9 +7,9 @@
 import type { Deps } from '../../deps.ts';
 import type { PartnerDraftsTable } from '../../db/tables/partner.ts';
 import type { Selectable } from 'kysely';
-import type { Db } from '../../db/database.ts';
 import { joinTransaction } from '../../db/join-transaction.ts';
 import { createConceptAccount } from '../accounts/index.ts';
+import { normaliseIban } from '../accounts/validate.ts';
 import { issueMandateLink, type Locale } from '../mandates/index.ts';
 import { createUser } from '../credentials/tokens.ts';
 import { isDomainError } from '../errors.ts';
@@ -43,6 +43,8 @@ export interface ClaimForm {
   postal_code?: string | undefined;
   house_number?: string | undefined;
   house_number_addition?: string | undefined;
+  /** the payout account (spec: needed for eligibility); the claim page is where a claimed customer gives it */
+  iban?: string | undefined;
 }
 
 export type ClaimOutcome =
@@ -80,6 +82,13 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
     message,
     ...(eanCandidates ? { eanCandidates } : {}),
   });
+
+  let iban: string | null;
+  try {
+    iban = normaliseIban(form.iban);
+  } catch {
+    return invalid('invalid_iban', 'iban');
+  }
 
   // issue 14 item 5: a draft without an address asks for it, checked with the upload's Dutch rules
   const addressAsked = !(d.postal_code && d.house_number);
@@ -120,7 +129,7 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
       // back and leaves the draft open, so it can be claimed again.
       const locked = await trx.selectFrom('partner_drafts').select('status').where('id', '=', d.id).forUpdate().executeTakeFirst();
       if (locked?.status !== 'open') return null;
-      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection });
+      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection, iban });
     });
   } catch (err) {
     if (isDomainError(err)) return { state: 'invalid', draft: d, code: err.code, message: err.detail ?? err.code };
@@ -137,7 +146,7 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
 async function claimInTransaction(
   tdeps: Deps,
   d: Draft,
-  c: { ean: string | null; street: string | null; city: string | null; withConnection: boolean },
+  c: { ean: string | null; street: string | null; city: string | null; withConnection: boolean; iban: string | null },
 ): Promise<{ userId: string; accountId: string; connectionId: string | null }> {
   // an existing user (by e-mail, case-insensitive) is linked as is; otherwise the user is created
   const existing = await tdeps.db
@@ -156,6 +165,7 @@ async function claimInTransaction(
       ownerUserId: userId,
       type: d.type,
       displayName,
+      iban: c.iban,
       person: { full_name: d.contact_name ?? d.name, email: d.email },
       connection: {
         ean_code: c.ean!,
@@ -181,6 +191,7 @@ async function claimInTransaction(
         display_name: displayName,
         signatory_full_name: d.contact_name ?? d.name,
         signatory_email: d.email,
+        iban_encrypted: c.iban ? tdeps.cipher.encrypt(c.iban) : null,
         created_at: now,
         updated_at: now,
       })

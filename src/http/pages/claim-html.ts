@@ -19,6 +19,8 @@ const T = {
     postalCode: 'Postcode', houseNumber: 'Huisnummer', addition: 'Toevoeging (optioneel)',
     street: 'Straat', city: 'Plaats', pickEan: 'Kies uw EAN-code', enterEan: 'EAN-code (18 cijfers, staat op uw energierekening)',
     eanUnknown: 'nog niet bekend', eanPending: 'wordt opgezocht', eanChoose: 'kies hieronder',
+    iban: 'IBAN (rekening voor de uitbetaling)',
+    ibanHint: 'Zonder IBAN kunnen we uw laadenergie niet als ERE registreren en niets uitbetalen.',
     confirm: 'Aanmelding bevestigen',
     doneTitle: 'Uw account is aangemaakt',
     doneBody: 'Uw aanmelding is bevestigd en uw account is aangemaakt.',
@@ -40,6 +42,7 @@ const T = {
       ean_in_use: 'Deze EAN-code is al geregistreerd.',
       ean_address_mismatch: 'Deze EAN-code hoort volgens het register niet bij uw adres.',
       ean_not_dutch: 'Deze EAN-code is geen Nederlandse aansluiting.',
+      invalid_iban: 'Dit IBAN is ongeldig: 15 tot 34 letters en cijfers, zoals NL91 ABNA 0417 1643 00.',
     } as Record<string, string>,
     errorGeneric: 'Dit lukte niet. Controleer uw gegevens.',
     unsubTitle: 'Afmelden', unsubBody: (e: string) => `Geen e-mails meer van ons sturen naar ${e}?`, unsubButton: 'Afmelden',
@@ -56,6 +59,8 @@ const T = {
     postalCode: 'Postal code', houseNumber: 'House number', addition: 'Addition (optional)',
     street: 'Street', city: 'City', pickEan: 'Choose your EAN code', enterEan: 'EAN code (18 digits, on your energy bill)',
     eanUnknown: 'not known yet', eanPending: 'being looked up', eanChoose: 'choose below',
+    iban: 'IBAN (account for the payout)',
+    ibanHint: 'Without an IBAN we cannot register your charging energy as ERE or pay anything out.',
     confirm: 'Confirm registration',
     doneTitle: 'Your account has been created',
     doneBody: 'Your registration is confirmed and your account has been created.',
@@ -77,6 +82,7 @@ const T = {
       ean_in_use: 'This EAN code is already registered.',
       ean_address_mismatch: 'According to the register this EAN code does not belong to your address.',
       ean_not_dutch: 'This EAN code is not a Dutch connection.',
+      invalid_iban: 'This IBAN is not valid: 15 to 34 letters and digits, such as NL91 ABNA 0417 1643 00.',
     } as Record<string, string>,
     errorGeneric: 'That did not work. Check your details.',
     unsubTitle: 'Unsubscribe', unsubBody: (e: string) => `Stop sending e-mail to ${e}?`, unsubButton: 'Unsubscribe',
@@ -160,6 +166,9 @@ ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${
     // without an address the register may still find the EAN, so it is asked for only when it cannot
     fields += input('ean', t.enterEan, '', `inputmode="numeric" pattern="[0-9 ]{18,24}"${address ? ' required' : ''}`);
   }
+  // the payout account: asked here, as nowhere else can a claimed customer give it (the value is never echoed back)
+  fields += input('iban', t.iban, '', 'autocomplete="off" maxlength="42" aria-describedby="iban-hint" required');
+  fields += `<p class="hint" id="iban-hint">${t.ibanHint}</p>`;
   const error = s.errorCode ? `<p class="error" id="error" role="alert">${esc(t.errors[s.errorCode] ?? t.errorGeneric)}</p>` : '';
   const body = `<p>${esc(t.intro(d.partner_name, s.op.name))}</p>${details}${error}
 <form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${fields}

@@ -82,6 +82,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
             postal_code: z.string().optional().describe('asked when the draft has no address'),
             house_number: z.string().optional(),
             house_number_addition: z.string().optional(),
+            iban: z.string().optional().describe('the payout account (15 to 34 letters and digits after removing whitespace); write-only, stored encrypted'),
             locale: z.enum(['nl', 'en']).optional().catch(undefined),
           })
           .loose()
@@ -103,7 +104,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const lc: Locale = req.body?.locale ?? req.query.locale ?? 'nl';
       const b = req.body;
-      const form = { street: b?.street, city: b?.city, ean: b?.ean, postal_code: b?.postal_code, house_number: b?.house_number, house_number_addition: b?.house_number_addition };
+      const form = { street: b?.street, city: b?.city, ean: b?.ean, postal_code: b?.postal_code, house_number: b?.house_number, house_number_addition: b?.house_number_addition, iban: b?.iban };
       const out = await confirmClaim(deps, req.params.token, form, lc);
       switch (out.state) {
         case 'not_found':
@@ -119,7 +120,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
             locale: lc,
             errorCode: out.code,
             ...(out.eanCandidates ? { eanCandidates: out.eanCandidates } : {}),
-            ...Object.fromEntries(Object.entries(form).filter(([k, v]) => v !== undefined && k !== 'ean')),
+            ...Object.fromEntries(Object.entries(form).filter(([k, v]) => v !== undefined && k !== 'ean' && k !== 'iban')),
           });
           const status = statusForCode(out.code);
           return send(reply, status >= 500 ? 400 : status, page);
