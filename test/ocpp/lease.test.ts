@@ -89,7 +89,7 @@ describe('process leases (C4.8)', () => {
     }
   });
 
-  it('a command waiting on a holder that dies meanwhile answers 409 instead of waiting for the timeout', async () => {
+  it('a command sent by a holder that dies meanwhile answers 504 (outcome unknown) at once instead of waiting for the timeout (D106)', async () => {
     const ch = await anOcppCharger(a, user);
     const cli = await connectCharger(a, ch, 'ocpp1.6');
     let reached!: () => void;
@@ -104,10 +104,11 @@ describe('process leases (C4.8)', () => {
       await lapse(a);
       // with OCPP_CALL_TIMEOUT_SECONDS 60 this would otherwise outlast the test's own timeout
       const res = await pending;
-      expect(res.statusCode).toBe(409);
-      expect(res.json()).toMatchObject({ error: 'charger_offline', detail: expect.stringContaining('gone') });
+      // the charger got the Reset: not "offline" (an operator would send it again), but an outcome not known
+      expect(res.statusCode).toBe(504);
+      expect(res.json()).toMatchObject({ error: 'charger_timeout', detail: expect.stringContaining('outcome is unknown') });
       const [row] = await a.deps.db.selectFrom('ocpp_commands').selectAll().where('charger_id', '=', ch.chargerId).execute();
-      expect(row).toMatchObject({ status: 'failed', error: 'holder_gone' });
+      expect(row).toMatchObject({ status: 'timeout', error: 'holder_gone' });
     } finally {
       await renew(a);
       await cli.close({ force: true });

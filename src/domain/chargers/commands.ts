@@ -104,6 +104,9 @@ function outcomeOf(done: { status: string; response: unknown; error: string | nu
     if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
     throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
   }
+  if (done.error === 'holder_gone') {
+    throw new DomainError('charger_timeout', `${action} was sent to the charger, but the process holding its connection is gone before an answer came: the outcome is unknown.`);
+  }
   throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${timeoutSeconds} s.`);
 }
 
@@ -162,10 +165,12 @@ async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: numb
       .executeTakeFirstOrThrow();
     if (r.status === 'answered' || r.status === 'failed' || r.status === 'timeout') return r;
     if (!r.holder_alive) {
-      // C4.8: the holder's lease lapsed while we waited (it was killed): it will never answer
+      // C4.8: the holder's lease lapsed while we waited (it was killed): it will never answer. A command it had not
+      // sent failed (the charger is offline to us); one it had sent may have been carried out: its outcome is
+      // unknown, a timeout, never "offline", which would invite a second RemoteStart (D106)
       const gone = await deps.db
         .updateTable('ocpp_commands')
-        .set({ status: 'failed', error: 'holder_gone', answered_at: sql`now()` })
+        .set({ status: sql`case when status = 'sent' then 'timeout' else 'failed' end`, error: 'holder_gone', answered_at: sql`now()` })
         .where('id', '=', id)
         .where('status', 'in', ['pending', 'sent'])
         .returning(['status', 'response', 'error'])
