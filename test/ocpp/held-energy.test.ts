@@ -134,6 +134,24 @@ describe('an implausible step (C5.5)', () => {
   });
 });
 
+describe('a 1.6 meterStop stamped in the second of the last MeterValues (D107)', () => {
+  it('counts its few Wh (not held as implausible power), and the charger shows the stop value as its meter', async () => {
+    const { ch, cli: c } = await anEligibleCharger('ocpp1.6');
+    try {
+      const { transactionId } = (await c.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 3_000_000, timestamp: at(0) })) as { transactionId: number };
+      await c.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(10), 3_001_200)] });
+      await c.call('StopTransaction', { transactionId, meterStop: 3_001_203, timestamp: at(10) });
+    } finally {
+      await c.close();
+    }
+    const s = await sessionOf(ch.chargerId);
+    expect(s).toMatchObject({ status: 'completed', energy_wh: '1203', held_wh: '0', review_status: null });
+    const res = await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(user.token) });
+    const item = (res.json().chargers as Array<{ id: string; latest_meter_wh?: number }>).find((x) => x.id === ch.chargerId);
+    expect(item?.latest_meter_wh).toBe(3_001_203);
+  });
+});
+
 describe('readings stamped ahead of the gateway clock (future_timestamp)', () => {
   it('a reading more than 5 minutes ahead is held; one within 5 minutes counts', async () => {
     const ch = await anOcppCharger(svc, user);
@@ -226,6 +244,16 @@ describe('a kWh value sent as Wh (register_too_slow)', () => {
 
 describe('the step rule and the review state (readings.ts)', () => {
   const p = (min: number, wh: number, w: number | null = null) => ({ wh: BigInt(wh), at: min * 60_000, w });
+
+  it('a step of less than a second is judged over one second, the resolution of timestamps (D107)', () => {
+    const s = (ms: number, wh: number) => ({ wh: BigInt(wh), at: ms });
+    // 22 kW × 1 s × 110 % = 6.7 Wh, + 1 Wh of rounding slack
+    expect(stepOf(s(0, 1000), s(0, 1003), 22_000).anomaly).toBe(null);
+    expect(stepOf(s(0, 1000), s(400, 1007), 22_000).anomaly).toBe(null);
+    expect(stepOf(s(0, 1000), s(0, 1008), 22_000).anomaly).toBe('implausible_power');
+    expect(stepOf(s(0, 1000), s(2_000, 1014), 22_000).anomaly).toBe(null); // longer steps as before: 13.4 + 1
+    expect(stepOf(s(0, 1000), s(2_000, 1015), 22_000).anomaly).toBe('implausible_power');
+  });
 
   it('register_too_slow needs power at both ends implying at least 100 Wh, and a register under 1 % of it', () => {
     expect(stepOf(p(0, 0, 11_000), p(1, 1, 11_000), 22_000).anomaly).toBe('register_too_slow'); // 183 Wh implied

@@ -54,6 +54,9 @@ function latestReading<DB extends Database>(q: SelectQueryBuilder<DB, 'meter_rea
     .where(sql<boolean>`meter_readings.measurand = ${ENERGY_REGISTER} and meter_readings.phase = ''`)
     .where(from ? sql<boolean>`meter_readings.measured_at >= ${from}::timestamptz` : sql<boolean>`true`)
     .orderBy('meter_readings.measured_at', 'desc')
+    // two readings of one second (a meterStop stamped in the second of the last MeterValues): the register's later
+    // value is the higher one
+    .orderBy('meter_readings.wh', 'desc')
     .limit(1);
 }
 

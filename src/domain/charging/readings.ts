@@ -241,8 +241,9 @@ export interface RegisterPoint {
 export function stepOf(prev: RegisterPoint, cur: RegisterPoint, maxW: number): { anomaly: string | null; step: bigint; counted: bigint } {
   const step = cur.wh - prev.wh;
   const ms = BigInt(Math.max(0, cur.at - prev.at));
-  // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack
-  const allowed = (BigInt(maxW) * ms * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
+  // allowed Wh = W × ms / 3.6e6, with tolerance and 1 Wh of rounding slack; over at least one second, the resolution
+  // of a charger's timestamps (a 1.6 meterStop stamped in the second of the last MeterValues, D107)
+  const allowed = (BigInt(maxW) * (ms < 1000n ? 1000n : ms) * POWER_TOLERANCE_PCT) / (3_600_000n * 100n) + 1n;
   if (step < 0n) return { anomaly: ANOMALY.backwards, step, counted: 0n };
   if (step > allowed) return { anomaly: ANOMALY.implausible, step, counted: 0n };
   // the power at both ends of the step (the charger delivered it throughout) against what the register shows
