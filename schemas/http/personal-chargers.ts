@@ -7,7 +7,8 @@ export const ErrorBody = z.object({ error: z.string(), detail: z.string().option
 export const CurrentSession = z.object({
   id: z.uuid(),
   started_at: z.string(),
-  kwh_so_far: z.number(),
+  kwh_so_far: z.number().describe('kWh, rounded to two decimals'),
+  wh_so_far: z.number().int().describe('the same energy in whole watt-hours, for a view that shows it to the Wh beside latest_meter_wh'),
   id_tag: z.string().nullable(),
   estimated_euro: z.number(),
   review: SessionReview.describe('C5.5: held energy of the running session; null when nothing was flagged'),

@@ -158,6 +158,7 @@ describe('GET /chargers/stream', () => {
     const pushed = await s.next((e) => e.event === 'charger' && e.data.latest_meter_wh === 13_579, 3000, from);
     expect(pushed.at - answered).toBeLessThan(1000);
     expect((pushed.data.current_session as { kwh_so_far: number }).kwh_so_far).toBe(1.23); // 13,579 − 12,345 Wh
+    expect((pushed.data.current_session as { wh_so_far: number }).wh_so_far).toBe(1234); // the same, to the Wh (D108)
     const [live] = (await api.app.inject({ method: 'GET', url: '/chargers', headers: bearer(owner.token) })).json().chargers;
     expect(pushed.data).toEqual(live);
 

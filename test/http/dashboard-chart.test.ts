@@ -22,7 +22,7 @@ describe('dashboardChart', () => {
     expect(heights[2]! / heights[0]!).toBeCloseTo(4, 1); // 300 kWh (December, last) vs 75 kWh (October, first)
     expect(heights[1]! / heights[0]!).toBeCloseTo(2, 1);
     expect(svg.indexOf('2026-10')).toBeLessThan(svg.indexOf('2026-12'));
-    expect(svg).toContain('<td class="n">150</td><td class="n">75</td>'); // the table: all chargers, and what counts for ERE
+    expect(svg).toContain('<td class="n">150,00</td><td class="n">75,00</td>'); // the table: all chargers, and what counts for ERE; two decimals, as the API gives them (D108)
   });
 
   it('keeps to the last 12 months and says so when nothing was charged', () => {

@@ -68,8 +68,10 @@ it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revo
     // live: the session's kWh follows the charger's MeterValues without a reload
     const kwh = page.locator(`[data-charger-id="${charger.chargerId}"] [data-field="kwh"]`);
     await page.evaluate('window.__sameDocument = true');
-    await cli.call('MeterValues', meter(transactionId, t0 + 600_000, 11_500));
-    await expect.poll(() => kwh.textContent(), { timeout: 10_000 }).toBe('1.500 kWh');
+    await cli.call('MeterValues', meter(transactionId, t0 + 600_000, 11_503));
+    // to the Wh, as the meter (the API's kwh_so_far is 1.5, rounded to two decimals; D108)
+    await expect.poll(() => kwh.textContent(), { timeout: 10_000 }).toBe('1.503 kWh');
+    expect(await page.textContent(`[data-charger-id="${charger.chargerId}"] [data-field="meter"]`)).toBe('11.503 kWh');
     await cli.call('MeterValues', meter(transactionId, t0 + 1_200_000, 13_250));
     await expect.poll(() => kwh.textContent(), { timeout: 10_000 }).toBe('3.250 kWh');
     expect(await page.evaluate('window.__sameDocument')).toBe(true); // no reload happened
@@ -155,7 +157,7 @@ it('starts and stops charging from the page; the session appears and ends live',
     expect(await card.locator('button.stop').count()).toBe(0);
     expect(await card.locator('[data-field="kwh"]').textContent()).toBe('—');
     // the ended session in the list, with its kWh, and the month's chart, still without a reload
-    await expect.poll(() => page.textContent('#session-list'), { timeout: 5_000 }).toMatch(/Laadpaal garage · Ended .*1\.000 kWh/);
+    await expect.poll(() => page.textContent('#session-list'), { timeout: 5_000 }).toMatch(/Laadpaal garage · Ended .*1\.00 kWh/);
     expect(await page.locator('#energy svg.chart').count()).toBe(1);
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     const ended = await svc.deps.db.selectFrom('charging_sessions').select(['status']).where('charger_id', '=', charger.chargerId).execute();

@@ -180,16 +180,16 @@ describe('the dashboard', () => {
     const rowsOf = (html: string) => [...html.matchAll(/<td class="n">([0-9.,]+) kWh<br>/g)].map((m) => m[1]);
     const first = await get(jar, '/dashboard?locale=en');
     expect(rowsOf(first.body)).toHaveLength(20);
-    expect(rowsOf(first.body)[0]).toBe('1.000'); // the newest: a day ago, 1,000 Wh
+    expect(rowsOf(first.body)[0]).toBe('1.00'); // the newest: a day ago, 1,000 Wh
     expect(first.body).toContain('href="/dashboard?locale=en&amp;page=2#session-list" rel="next">Older sessions<');
     expect(first.body).not.toContain('rel="prev"');
     const second = await get(jar, '/dashboard?locale=en&page=2');
     expect(rowsOf(second.body)).toHaveLength(20);
-    expect(rowsOf(second.body)[0]).toBe('21.000');
+    expect(rowsOf(second.body)[0]).toBe('21.00');
     expect(second.body).toContain('rel="prev">Newer sessions<');
     expect(second.body).toContain('rel="next">Older sessions<');
     const last = await get(jar, '/dashboard?locale=en&page=3');
-    expect(rowsOf(last.body)).toEqual(['41.000', '42.000', '43.000', '44.000', '45.000']);
+    expect(rowsOf(last.body)).toEqual(['41.00', '42.00', '43.00', '44.00', '45.00']);
     expect(last.body).not.toContain('rel="next"');
     const beyond = await get(jar, '/dashboard?page=9');
     expect(beyond.statusCode).toBe(200);
@@ -199,7 +199,7 @@ describe('the dashboard', () => {
     for (const odd of ['0', '-1', 'abc', '99999']) {
       const res = await get(jar, `/dashboard?locale=en&page=${odd}`);
       expect(res.statusCode, odd).toBe(200);
-      expect(rowsOf(res.body)[0], odd).toBe('1.000');
+      expect(rowsOf(res.body)[0], odd).toBe('1.00');
     }
   });
 

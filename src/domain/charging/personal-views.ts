@@ -19,7 +19,7 @@ export interface ChargerItem {
   status: 'online' | 'offline';
   mid_certified: boolean;
   is_charging: boolean;
-  current_session?: { id: string; started_at: string; kwh_so_far: number; id_tag: string | null; estimated_euro: number; review: SessionReview | null };
+  current_session?: { id: string; started_at: string; kwh_so_far: number; wh_so_far: number; id_tag: string | null; estimated_euro: number; review: SessionReview | null };
   latest_meter_wh?: number;
   meter_updated_at?: string;
 }
@@ -146,6 +146,7 @@ export async function listChargerItems(deps: Deps, userId: string, only?: string
         id: s.id,
         started_at: utc(s.started_at),
         kwh_so_far: kwhOf(s.energy_wh),
+        wh_so_far: Number(s.energy_wh),
         id_tag: s.id_tag,
         estimated_euro: live.get(s.id)?.estimated_euro ?? 0,
         review: reviewOf(s),

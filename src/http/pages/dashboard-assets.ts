@@ -94,7 +94,8 @@ export const DASHBOARD_JS = `(() => {
     if (!card) return;
     set(card, 'status', t[c.status] || c.status, c.status);
     set(card, 'charging', c.is_charging ? t.charging : t.idle);
-    set(card, 'kwh', c.current_session ? kwh.format(c.current_session.kwh_so_far) + ' kWh' : t.none, 'kwh');
+    // to the Wh, as the meter line below it (kwh_so_far is rounded to two decimals, D108)
+    set(card, 'kwh', c.current_session ? kwh.format(c.current_session.wh_so_far / 1000) + ' kWh' : t.none, 'kwh');
     set(card, 'meter', typeof c.latest_meter_wh === 'number' ? kwh.format(c.latest_meter_wh / 1000) + ' kWh' : t.none);
     actions(card, c);
     card.dataset.updated = String(Date.now());

@@ -15,18 +15,20 @@ export function dashboardChart(lc: PageLocale, energy: EnergyOverview): string {
   const max = Math.max(1, ...months.map((m) => m.kwh_all));
   const slot = (W - PAD.left - PAD.right) / months.length;
   const bar = Math.max(4, slot * 0.7);
+  // a bar's label is short (one decimal); its title and the table give the figures as the API does (two, D108)
   const fmt = new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { maximumFractionDigits: 1 });
+  const fmt2 = new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   const bars = months
     .map((m, i) => {
       const h = ((H - PAD.top - PAD.bottom) * m.kwh_all) / max;
       const x = PAD.left + i * slot + (slot - bar) / 2;
       const y = H - PAD.bottom - h;
-      return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}"><title>${esc(m.month)}: ${fmt.format(m.kwh_all)} kWh</title></rect>
+      return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}"><title>${esc(m.month)}: ${fmt2.format(m.kwh_all)} kWh</title></rect>
 <text x="${(x + bar / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle">${fmt.format(m.kwh_all)}</text>
 <text x="${(x + bar / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle">${esc(m.month.slice(5))}</text>`;
     })
     .join('\n');
-  const rows = months.map((m) => `<tr><td>${esc(m.month)}</td><td class="n">${fmt.format(m.kwh_all)}</td><td class="n">${fmt.format(m.kwh)}</td></tr>`).join('');
+  const rows = months.map((m) => `<tr><td>${esc(m.month)}</td><td class="n">${fmt2.format(m.kwh_all)}</td><td class="n">${fmt2.format(m.kwh)}</td></tr>`).join('');
   return `<svg class="chart" id="energy-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(T[lc].energyTitle)}">${bars}</svg>
 <details><summary>${esc(T[lc].energyTitle)}</summary><div class="scroll"><table id="energy-table"><thead><tr><th></th><th class="n">kWh</th><th class="n">ERE kWh</th></tr></thead><tbody>${rows}</tbody></table></div></details>`;
 }

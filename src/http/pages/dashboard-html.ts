@@ -92,7 +92,7 @@ function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[]
 <h3>${esc(c.nickname)}</h3>
 <dl>
 <dt>${esc(t.status)}</dt><dd><span data-field="status" class="${c.status}">${esc(t[c.status])}</span> · <span data-field="charging">${esc(c.is_charging ? t.charging : t.idle)}</span></dd>
-<dt>${esc(t.kwhSoFar)}</dt><dd><span data-field="kwh" class="kwh">${s ? kwh3(lc, s.kwh_so_far) : '—'}</span></dd>
+<dt>${esc(t.kwhSoFar)}</dt><dd><span data-field="kwh" class="kwh">${s ? kwh3(lc, s.wh_so_far / 1000) : '—'}</span></dd>
 <dt>${esc(t.meter)}</dt><dd><span data-field="meter">${typeof c.latest_meter_wh === 'number' ? kwh3(lc, c.latest_meter_wh / 1000) : '—'}</span></dd>
 ${plugs}<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
 </dl>
@@ -109,7 +109,7 @@ function sessionsTable(lc: PageLocale, sessions: SessionItem[], at: DashboardDat
   const rows = sessions
     .map(
       (s) =>
-        `<tr><td>${esc(when(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${when(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${kwh3(lc, s.kwh)}<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
+        `<tr><td>${esc(when(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${when(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${num(lc, s.kwh)} kWh<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
     )
     .join('');
   return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>${nav}`;

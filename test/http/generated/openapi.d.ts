@@ -3636,7 +3636,10 @@ export interface operations {
                                 /** Format: uuid */
                                 id: string;
                                 started_at: string;
+                                /** @description kWh, rounded to two decimals */
                                 kwh_so_far: number;
+                                /** @description the same energy in whole watt-hours, for a view that shows it to the Wh beside latest_meter_wh */
+                                wh_so_far: number;
                                 id_tag: string | null;
                                 estimated_euro: number;
                                 /** @description C5.5: held energy of the running session; null when nothing was flagged */
@@ -3763,7 +3766,10 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             started_at: string;
+                            /** @description kWh, rounded to two decimals */
                             kwh_so_far: number;
+                            /** @description the same energy in whole watt-hours, for a view that shows it to the Wh beside latest_meter_wh */
+                            wh_so_far: number;
                             id_tag: string | null;
                             estimated_euro: number;
                             /** @description C5.5: held energy of the running session; null when nothing was flagged */
@@ -5824,6 +5830,8 @@ export interface operations {
                     postal_code?: string;
                     house_number?: string;
                     house_number_addition?: string;
+                    /** @description the payout account (15 to 34 letters and digits after removing whitespace); write-only, stored encrypted */
+                    iban?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
                 } & {
@@ -5837,6 +5845,8 @@ export interface operations {
                     postal_code?: string;
                     house_number?: string;
                     house_number_addition?: string;
+                    /** @description the payout account (15 to 34 letters and digits after removing whitespace); write-only, stored encrypted */
+                    iban?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
                 } & {
