@@ -99,6 +99,20 @@ it('signs in by e-mail link, shows the kWh rising live, and makes, uses and revo
     await page.goto(`${svc.url}/dashboard?locale=nl`);
     expect(await page.textContent('#chargers h2')).toBe('Mijn laadpalen');
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+
+    // signed out in another tab: this page's stream ends and is refused again, and the page says its figures may be
+    // out of date instead of looking live (D109)
+    await expect.poll(() => page.evaluate('document.documentElement.dataset.live'), { timeout: 10_000 }).toBe('live');
+    // (the other tab's sign-out form, posted with this page's cookie and CSRF token without leaving the page)
+    const signedOut = await page.evaluate(async () => {
+      const csrf = (document.querySelector('input[name="_csrf"]') as HTMLInputElement).value;
+      const res = await fetch('/dashboard/sign-out?locale=nl', { method: 'POST', body: new URLSearchParams({ _csrf: csrf }), credentials: 'same-origin', redirect: 'manual' });
+      return res.type === 'opaqueredirect' || res.ok;
+    });
+    expect(signedOut).toBe(true);
+    await expect.poll(() => page.evaluate('document.documentElement.dataset.live'), { timeout: 15_000 }).toBe('stale');
+    expect(await page.textContent('#live-note')).toContain('kunnen verouderd zijn');
+    expect(await page.getAttribute('#live-note', 'class')).toBe('meta stale');
   } finally {
     await page.close();
     await cli.close();

@@ -11,6 +11,7 @@ section{margin-top:2rem}
 .card form{display:inline-block;margin-right:.5rem}
 form[hidden]{display:none}
 .online{color:#1b7a34;font-weight:600}.offline{color:#a4001c;font-weight:600}
+.stale{color:#a4001c;font-weight:600}
 .kwh{font-size:1.4rem;font-weight:700;font-variant-numeric:tabular-nums}
 .flash{border-left:4px solid #1b7a34;background:#f1f8f3;padding:.25rem 1rem}
 .flash.bad{border-left-color:#a4001c;background:#fcf1f3}
@@ -86,8 +87,33 @@ export const DASHBOARD_JS = `(() => {
     box.querySelectorAll('form[data-role="start"]').forEach((f) => { f.hidden = c.status !== 'online' || (sid !== null && single); });
   };
   if (!document.querySelector('[data-charger-id]') || typeof EventSource === 'undefined') return;
-  const es = new EventSource('/dashboard/stream');
-  es.addEventListener('charger', (e) => {
+  // D109: the stream's keep-alive is an 'alive' event; a stream that errs or goes quiet for longer than two of them
+  // (a stalled process, a half-open connection) shows the figures as possibly out of date and is opened again
+  const note = document.getElementById('live-note');
+  const liveText = note ? note.textContent : '';
+  const aliveMs = Math.max(1, Number(note ? note.dataset.aliveSeconds : 15) || 15) * 1000;
+  let heard = Date.now();
+  const live = (on) => {
+    if (on) heard = Date.now();
+    root.dataset.live = on ? 'live' : 'stale';
+    if (!note) return;
+    note.textContent = on ? liveText : note.dataset.staleText;
+    note.className = on ? 'meta' : 'meta stale';
+  };
+  let es = null;
+  const connect = () => {
+    es = new EventSource('/dashboard/stream');
+    es.onopen = () => live(true);
+    es.onerror = () => { if (es.readyState !== 1) live(false); };
+    es.addEventListener('alive', () => live(true));
+    es.addEventListener('charger', onCharger);
+    es.addEventListener('session', () => { live(true); root.dataset.sessionEnded = String(Date.now()); refresh(); });
+  };
+  setInterval(() => {
+    if (es.readyState === 1 && Date.now() - heard > 2.5 * aliveMs) { live(false); es.close(); connect(); }
+  }, Math.min(5000, aliveMs));
+  function onCharger(e) {
+    live(true);
     let c;
     try { c = JSON.parse(e.data); } catch { return; }
     const card = document.querySelector('[data-charger-id="' + c.id + '"]');
@@ -99,7 +125,7 @@ export const DASHBOARD_JS = `(() => {
     set(card, 'meter', typeof c.latest_meter_wh === 'number' ? kwh.format(c.latest_meter_wh / 1000) + ' kWh' : t.none);
     actions(card, c);
     card.dataset.updated = String(Date.now());
-  });
-  es.addEventListener('session', () => { root.dataset.sessionEnded = String(Date.now()); refresh(); });
+  }
+  connect();
 })();
 `;

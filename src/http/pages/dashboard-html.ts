@@ -64,6 +64,8 @@ export interface DashboardData {
   ere: ErePosition;
   tokens: PersonalTokenView[];
   flash?: { text: string; bad: boolean } | undefined;
+  /** how often the live stream sends its `alive` event (STREAM_KEEPALIVE_SECONDS): the page's watchdog (D109) */
+  aliveSeconds: number;
 }
 
 function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[], csrf: string): string {
@@ -159,7 +161,7 @@ export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIden
     t.title,
     `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
 ${flash}
-<section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta">${esc(t.liveNote)}</p>${chargers}</section>
+<section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta" id="live-note" role="status" data-alive-seconds="${d.aliveSeconds}" data-stale-text="${esc(t.staleNote)}">${esc(t.liveNote)}</p>${chargers}</section>
 <section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
 ${ereSection(lc, d.ere)}
 <section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, d.sessions, d.sessionsPage)}</section>

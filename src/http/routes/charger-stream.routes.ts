@@ -25,6 +25,8 @@ interface Stream {
   owner: string;
   /** still reading its snapshot: it hears every charger id (it does not know its chargers yet) */
   opening: boolean;
+  /** the keep-alive as an `alive` event a page's script can hear (the dashboard, D109), not a comment line */
+  aliveEvents: boolean;
   ended: Promise<void>;
 }
 
@@ -74,7 +76,7 @@ class StreamHub {
    */
   private tick(): void {
     for (const s of this.streams) {
-      write(s, ': keep-alive\n\n');
+      write(s, s.aliveEvents ? 'event: alive\ndata: {}\n\n' : ': keep-alive\n\n');
       if (!s.opening) s.feed.refreshAll();
     }
     const slots = [...this.streams].map((s) => s.slotId);
@@ -100,7 +102,7 @@ class StreamHub {
     }
   }
 
-  async open(res: ServerResponse, userId: string, owner: string, slotId: string, lastEventId: string | undefined): Promise<void> {
+  async open(res: ServerResponse, userId: string, owner: string, slotId: string, lastEventId: string | undefined, aliveEvents = false): Promise<void> {
     this.start();
     let release!: () => void;
     const s: Stream = {
@@ -108,6 +110,7 @@ class StreamHub {
       slotId,
       owner,
       opening: true,
+      aliveEvents,
       ended: new Promise<void>((r) => (release = r)),
       feed: new ChargerFeed(this.deps, userId, (e) => write(s, frame(e)), (added, removed) => this.watch(s, added, removed)),
     };
@@ -177,7 +180,15 @@ function hubOf(app: App, deps: Deps): StreamHub {
  * Opens a stream of this user's chargers on the request's connection: a slot of `slotOwner` (a personal token, or a
  * dashboard session) is taken first (429 too_many_streams past the cap), then the events follow until either side ends.
  */
-export async function serveChargerStream(app: App, deps: Deps, req: FastifyRequest, reply: FastifyReply, userId: string, slotOwner: string): Promise<void> {
+export async function serveChargerStream(
+  app: App,
+  deps: Deps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  slotOwner: string,
+  opts: { aliveEvents?: boolean } = {},
+): Promise<void> {
   const slotId = await takeStreamSlot(deps, slotOwner);
   const last = req.headers['last-event-id'];
   reply.hijack();
@@ -194,7 +205,7 @@ export async function serveChargerStream(app: App, deps: Deps, req: FastifyReque
     connection: 'keep-alive',
   });
   res.write('retry: 2000\n\n');
-  await hubOf(app, deps).open(res, userId, slotOwner, slotId, typeof last === 'string' ? last : undefined);
+  await hubOf(app, deps).open(res, userId, slotOwner, slotId, typeof last === 'string' ? last : undefined, opts.aliveEvents);
 }
 
 export const chargerStreamRoutes: RouteRegistrar = (app, deps) => {

@@ -147,7 +147,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const connectors = await connectorsOf(deps, chargers.map((c) => c.id));
     const list = sessions.sessions;
     const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash }, op));
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
@@ -157,7 +157,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     if (req.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').send('');
     // the session is the stream's owner: signed out (on another tab or device, through any process) its streams end
     // at once, expired at the next keep-alive tick (charger-stream.routes.ts, D64)
-    await serveChargerStream(app, deps, req, reply, s.userId, s.id);
+    // the keep-alive as an event: the page's script hears it and tells a stalled stream from a quiet one (D109)
+    await serveChargerStream(app, deps, req, reply, s.userId, s.id, { aliveEvents: true });
     return reply;
   });
 
