@@ -14,6 +14,18 @@ function digitsAt(s: string, at: number, len: number): number {
   return v;
 }
 
+/**
+ * Whether the calendar fields of an ISO 8601 text (`YYYY-MM-DDTHH:MM[:SS]…`) exist: month 1–12, a day of that month,
+ * hour 0–23, minute and second 0–59. The general date parser moves 2026-04-31 to 1 May and 2026-02-30 to 2 March
+ * (D110); a charger's impossible date is not to be read as another day.
+ */
+export function calendarFieldsExist(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(s);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && hour <= 23 && minute <= 59 && second <= 59;
+}
+
 const daysIn = (year: number, month: number) =>
   month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 

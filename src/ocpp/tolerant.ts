@@ -3,7 +3,7 @@
 // C4.10: every number is bounded before arithmetic, and a string that would be stored may not hold U+0000.
 import type { AsidePart } from '../domain/charging/events.ts';
 import { divRound, parseBoundedDec } from '../lib/decimal.ts';
-import { canonicalUtcMs } from '../lib/time.ts';
+import { calendarFieldsExist, canonicalUtcMs } from '../lib/time.ts';
 
 export class Unusable extends Error {}
 
@@ -104,7 +104,7 @@ export class Reader {
     }
     if (!/^\d{4}-\d{2}-\d{2}T/.test(s)) throw new Unusable(`${what} is not an ISO 8601 timestamp`);
     const d = new Date(s);
-    if (Number.isNaN(d.getTime())) throw new Unusable(`${what} is not a valid timestamp`);
+    if (Number.isNaN(d.getTime()) || !calendarFieldsExist(s)) throw new Unusable(`${what} is not a valid timestamp`);
     return d;
   }
 

@@ -93,6 +93,7 @@ describe('POST /v1/sessions:batch', () => {
       { month: '2026-10', kwh: 1 },
       { connection_id: ok.connectionId, month: '2026-11', kwh: 7.5 }, // the current month is fine
       'not an item',
+      { connection_id: ok.connectionId, month: '0000-01', kwh: 1 }, // a year below 1000 was a 500 for the whole batch
     ]);
     expect(res.statusCode).toBe(200);
     const r = res.json().results as Array<{ status: string; error?: string }>;
@@ -113,8 +114,9 @@ describe('POST /v1/sessions:batch', () => {
       'target_required',
       'created',
       'invalid_request',
+      'invalid_month',
     ]);
-    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 14 });
+    expect(res.json().counts).toEqual({ created: 1, updated: 0, unchanged: 1, rejected: 15 });
     expect(res.json().results[11]).toEqual({ index: 11, connection_id: booked.connectionId, month: '2026-06', kwh: 51, status: 'rejected', error: 'ere_booked' });
     expect(await rowsOf(ok.connectionId)).toEqual([{ month: '2026-11', kwh: '7.50', source: 'cpo', status: 'delivered' }]);
     expect(await rowsOf(booked.connectionId)).toEqual([{ month: '2026-06', kwh: '50.00', source: 'cpo', status: 'registered' }]);
