@@ -78,7 +78,23 @@ export function applyServerBounds(server: Server, c: BoundsConfig, registry: Reg
     upgraded++;
     socket.once('close', () => upgraded--);
   });
+  // D111: requests pipelined on one connection are parsed and started at once, whether or not their answers are read;
+  // past MAX_PIPELINED unanswered on one connection it is closed (no client pipelines that deep; a flood of them
+  // held the database pool and the process's memory)
+  server.on('request', (req, res) => {
+    const socket = req.socket as Counted & { [IN_FLIGHT]?: number };
+    const n = (socket[IN_FLIGHT] ?? 0) + 1;
+    socket[IN_FLIGHT] = n;
+    res.once('close', () => {
+      socket[IN_FLIGHT] = (socket[IN_FLIGHT] ?? 1) - 1;
+    });
+    if (n > MAX_PIPELINED) socket.destroy();
+  });
 }
+
+/** Requests one connection may have started and not yet answered (HTTP/1.1 pipelining). */
+export const MAX_PIPELINED = 32;
+const IN_FLIGHT = Symbol('httpRequestsInFlight');
 
 /** C4.12: a TLS handshake must complete within the headers timeout (Node's default is 120 s). */
 export function tlsHandshakeTimeout(c: Pick<Config, 'HTTP_HEADERS_TIMEOUT_SECONDS'>): number {

@@ -77,9 +77,21 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     }
   });
 
+  // C4.12 (D111): a charger that sends but does not read its answers makes them pile up in this process (the kernel's
+  // buffer full, node's growing without bound): past four frames' worth unread, its connection is closed
+  const unreadLimit = 4 * deps.config.OCPP_MAX_FRAME_BYTES;
   rpc.on('client', (client: RpcClient) => {
     bounds.handshakeDone(client.handshake.request);
     registry.attach(client, client.session as OcppSession);
+    const socket = client.handshake.request.socket;
+    client.on('message', () => {
+      if (socket.destroyed || socket.writableLength <= unreadLimit) return;
+      deps.logger.warn(
+        { event: 'ocpp.unread_answers', identity: client.identity, unreadBytes: socket.writableLength },
+        'ocpp: closed a charger that does not read its answers',
+      );
+      socket.destroy();
+    });
   });
   rpc.on('error', (err: unknown) => deps.logger.warn({ err }, 'ocpp: server error'));
 

@@ -90,6 +90,33 @@ describe('HTTP timeouts (C4.12)', () => {
   });
 });
 
+describe('HTTP pipelining (D111)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await createTestService({ listen: true });
+  });
+  afterAll(() => svc?.close());
+
+  it('a connection that pipelines requests without reading the answers is closed past MAX_PIPELINED; a few are answered in order', { timeout: 30_000 }, async () => {
+    // a client that pipelines a little is served, answers in order
+    const few = await rawSocket(svc);
+    few.socket.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(3) + 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n');
+    const statuses = () => [...few.data().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    for (let i = 0; i < 200 && statuses().length < 4; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(statuses()).toEqual(['200', '200', '200', '404']);
+    few.socket.destroy();
+
+    // thousands at once on a connection that never reads: closed (before, each was started: 1.5 GB and a dry pool)
+    const flood = await rawSocket(svc);
+    flood.socket.pause();
+    flood.socket.write('GET /nope HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(5000));
+    await flood.closed;
+    // and the process answers everyone else
+    const res = await fetch(`${svc.url}/healthz`);
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('HTTP connection cap (C4.12)', () => {
   let svc: TestService;
   beforeAll(async () => {

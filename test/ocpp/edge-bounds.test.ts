@@ -123,4 +123,30 @@ describe('handshake deadline and pending calls (C4.12)', () => {
     await eventually(() => expect(answers.at(-1)).toMatchObject([3, 'after', { currentTime: expect.any(String) }]));
     ws.close();
   });
+
+  it('a charger that sends but never reads its answers is closed once they pile up, and the process goes on (D111)', { timeout: 60_000 }, async () => {
+    const ch = await anOcppCharger(svc, user);
+    const ws = new WebSocket(svc.url.replace(/^http/, 'ws') + `/ocpp/${ch.identity}`, ['ocpp1.6'], {
+      headers: { authorization: basic(ch.identity, ch.password) },
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const closed = new Promise<void>((r) => ws.once('close', () => r()));
+    let isClosed = false;
+    void closed.then(() => (isClosed = true));
+    // stop reading: every answer (each carries the call's 100 KB message id back) stays with the server
+    (ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
+    const id = 'x'.repeat(100_000);
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 600 && !isClosed; i++) {
+      ws.send(JSON.stringify([2, `${id}${i}`, 'Heartbeat', {}]));
+      if (i % 20 === 19) await new Promise((r) => setTimeout(r, 20));
+    }
+    await closed; // before: the answers piled up until the process ran out of memory
+    expect(isClosed).toBe(true);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(200 * 1024 * 1024);
+    // the process serves the other chargers as before
+    const other = await connectCharger(svc, await anOcppCharger(svc, user), 'ocpp1.6');
+    expect(await other.call('Heartbeat', {})).toHaveProperty('currentTime');
+    await other.close();
+  });
 });
