@@ -2,13 +2,12 @@
 // reached a statement and failed there, answered 500 (fuzz seed 129249097: a partner's name). Every body and query
 // schema is therefore checked for it once it has parsed: a value (or an object key) holding NUL fails its
 // validation as any other bad value does, a 400 in the documented shape naming the field, before the handler runs
-// and before anything is written. No field of the interface has a use for the character.
+// and before anything is written. No field of the interface has a use for the character. The same check refuses
+// text that is not UTF-8 (D112): U+FFFD, which bytes that are not UTF-8 become, and unpaired surrogates.
 import type { FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { nulPath } from '../lib/nul.ts';
-
-const NUL_MESSAGE = 'must not contain a NUL character (U+0000)';
+import { textFaultAt } from '../lib/nul.ts';
 const NAMED_DEPTH = 32;
 
 /**
@@ -39,9 +38,11 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = (route) => {
   }
   const items = itemListsOf(schema);
   const refused = schema.superRefine((value, ctx) => {
-    const at = nulPath(value, items);
+    const fault = textFaultAt(value, items);
+    if (!fault) return;
     // the field named in the error, to a readable depth
-    if (at) ctx.addIssue({ code: 'custom', path: at.length > NAMED_DEPTH ? [...at.slice(0, NAMED_DEPTH), '…'] : at, message: NUL_MESSAGE, input: value });
+    const at = fault.path;
+    ctx.addIssue({ code: 'custom', path: at.length > NAMED_DEPTH ? [...at.slice(0, NAMED_DEPTH), '…'] : at, message: fault.message, input: value });
   });
   return zodValidatorCompiler({ ...route, schema: refused } as Parameters<typeof zodValidatorCompiler>[0]);
 };

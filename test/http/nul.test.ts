@@ -33,6 +33,21 @@ describe('a NUL character in a request', () => {
     expect(ok.statusCode).toBe(201);
   });
 
+  it('text that is not UTF-8 (Latin-1 bytes, an unpaired surrogate): 400 naming the field, nothing written (D112)', async () => {
+    const before = await count('partners');
+    const post = (payload: string | Buffer) =>
+      svc.app.inject({ method: 'POST', url: '/admin/partners', headers: { ...bearer(svc.config.ADMIN_TOKEN!), 'content-type': 'application/json; charset=iso-8859-1' }, payload });
+    // "Müller" and "Möller" in Latin-1: both arrived as "M\uFFFDller", one name for two (an idempotency key for two customers)
+    for (const name of [Buffer.from('{"name":"klant-M\u00fcller"}', 'latin1'), Buffer.from('{"name":"klant-M\u00f6ller"}', 'latin1'), '{"name":"sur\\ud800x"}', '{"name":"sur\\udbffx"}']) {
+      const res = await post(name);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_request', detail: expect.stringMatching(/^body\.name: must be UTF-8 text/) });
+    }
+    expect(await count('partners')).toBe(before);
+    // the same name in UTF-8 is taken
+    expect((await post(Buffer.from('{"name":"klant-M\u00fcller"}', 'utf8'))).statusCode).toBe(201);
+  });
+
   it('in an owner’s request: 400, no charger registered', async () => {
     const owner = await aUser(svc.deps);
     const before = await count('chargers');
