@@ -7,7 +7,7 @@ import { aggregateMonthlyEnergy } from '../../src/domain/energy/aggregate.ts';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aPartner, aUser, bearer } from '../helpers/factories.ts';
-import { aCharger, anAccountWithConnection, aSession } from '../helpers/energy-factories.ts';
+import { aCharger, anAccountWithConnection, anEnergyMonth, aSession } from '../helpers/energy-factories.ts';
 import { anOcppCharger, connectCharger, energyValue } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
@@ -184,5 +184,28 @@ describe('energy-aggregate', () => {
       ['2026-11', '6.00'],
     ]);
     expect(cpoRows).toEqual(ocppRows);
+  });
+
+  it('holds the excess of an open month above its capacity that was written without a hold (stored before holds existed, D113)', async () => {
+    const cpo = await aPartner(svc.deps);
+    const acc = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, eligible: true });
+    // as a version before the capacity hold stored them: a CPO's 12,800 kWh September (720 h × 17.3 kW = 12,456 kWh)
+    const sept = await anEnergyMonth(svc.deps, { connectionId: acc.connectionId, month: '2026-09', kwh: '12800.00' });
+    const oct = await anEnergyMonth(svc.deps, { connectionId: acc.connectionId, month: '2026-10', kwh: '300.00', status: 'in_review' });
+    const r = await aggregateMonthlyEnergy(svc.deps);
+    expect(r.held_over_capacity).toBe(1);
+    const row = await svc.deps.db.selectFrom('energy_months').selectAll().where('id', '=', sept).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ kwh: '12456.00', held_wh: '344000', hold_reason: 'connection_capacity', hold_status: 'held', status: 'delivered' });
+    expect(await svc.deps.db.selectFrom('energy_months').select(['kwh', 'hold_status', 'status']).where('id', '=', oct).executeTakeFirstOrThrow()).toEqual({ kwh: '300.00', hold_status: null, status: 'in_review' });
+    // not registered before an operator decides, as a month held on its delivery
+    const review = (action: string) => svc.app.inject({ method: 'POST', url: `/admin/energy-months/${sept}/review`, headers: bearer(TEST_ADMIN_TOKEN), payload: { action } });
+    await review('start');
+    const reg = await review('register');
+    expect(reg.statusCode).toBe(409);
+    expect(reg.json().error).toBe('energy_held');
+    // the next run finds nothing more to do; a re-delivery of the same 12,800 kWh stays unchanged
+    expect((await aggregateMonthlyEnergy(svc.deps)).held_over_capacity).toBe(0);
+    const again = await svc.app.inject({ method: 'POST', url: '/v1/sessions:batch', headers: bearer(await cpo.cpoToken()), payload: { items: [{ connection_id: acc.connectionId, month: '2026-09', kwh: 12800 }] } });
+    expect(again.json().results[0].status).toBe('unchanged');
   });
 });

@@ -21,6 +21,7 @@ import { monthOf, nextMonth } from '../../lib/amsterdam-time.ts';
 import { planAggregation, type ConnPlan } from './aggregate-plan.ts';
 import { monthlyChargerEnergy, oneMonthChargerEnergy, type MonthTotal } from './month-energy.ts';
 import { recordMonthlyEnergies, type RecordEnergyInput } from './record-energy.ts';
+import { holdMonthsOverCapacity } from './held-months.ts';
 
 export { monthlyChargerEnergy, oneMonthChargerEnergy, type MonthTotal } from './month-energy.ts';
 
@@ -64,6 +65,8 @@ export interface AggregateSummary {
   registered_left_alone: number;
   /** months delivered by the CPO (source 'cpo') that the aggregation left alone */
   cpo_left_alone: number;
+  /** open months above their connection's capacity found without a hold and held now (D113) */
+  held_over_capacity: number;
   /** accounts with more than one active connection: their chargers cannot be placed (logged) */
   ambiguous_accounts: number;
 }
@@ -76,7 +79,7 @@ export function recomputeAllMonthlyEnergy(deps: Deps): Promise<AggregateSummary>
 const emptySummary = (): AggregateSummary => ({
   mode: 'incremental', connections: 0, months_recomputed: 0, connections_full: 0,
   created: 0, updated: 0, unchanged: 0, rejected: 0,
-  registered_left_alone: 0, cpo_left_alone: 0, ambiguous_accounts: 0,
+  registered_left_alone: 0, cpo_left_alone: 0, held_over_capacity: 0, ambiguous_accounts: 0,
 });
 
 /** Runs fn in a transaction of its own (commits as the run goes), or in the caller's when handed one. */
@@ -130,6 +133,10 @@ async function runAggregation(deps: Deps, opts: AggregateOptions, inTransaction:
     });
     await opts.onChunk?.(i + part.length, work.length);
   }
+  // D113: a month still open above its connection's capacity without a hold (written before holds existed) is held
+  await inTransaction(async (tdeps) => {
+    summary.held_over_capacity = await holdMonthsOverCapacity(tdeps);
+  });
   await deps.db
     .insertInto('energy_aggregate_watermark')
     .values({ id: 1, since: sql<Date>`${nextSince}::timestamptz`, now_month: nowMonth })
