@@ -16,7 +16,7 @@ export const CpoPositionSchema = z.object({
   ere_eligible: z.boolean(),
   payout_handler: z.enum(['joulo_pays_customer', 'via_cpo_invoicing']),
   settled_to: z.enum(['customer', 'partner']).describe('via_cpo_invoicing: settled to the partner, never paid to the customer'),
-  delivered_kwh: z.number(),
+  delivered_kwh: z.number().describe('every kWh delivered in the year\'s months but rejected ones, a held excess included'),
   pending_kwh: z.number(),
   registered_kwh: z.number(),
   registered_ere: z.number(),
@@ -28,6 +28,11 @@ export const CpoPositionSchema = z.object({
       kwh: z.number(),
       status: z.enum(['delivered', 'in_review', 'registered', 'rejected']),
       ere: z.number(),
+      held_kwh: z.number().describe('the energy above the connection\'s capacity (CONNECTION_MAX_KW × the hours of the month); 0 when within it. While held or after a rejection it is not in kwh (kwh + held_kwh is what was delivered); accepted, kwh is the whole delivery'),
+      hold: z
+        .object({ reason: z.enum(['connection_capacity']), status: z.enum(['held', 'accepted', 'rejected']) })
+        .nullable()
+        .describe('the capacity hold of the month, as the admin API shows it: held waits for the operator; null when within capacity'),
     }),
   ),
 });

@@ -72,7 +72,12 @@ describe('capacity hold (connection_capacity)', () => {
     const [mar] = (await svc.app.inject({ method: 'GET', url: `/admin/energy-months?connection_id=${a.connectionId}`, headers: admin })).json().energy_months;
     expect(mar).toMatchObject({ month: '2026-03', kwh: 12853.9, held_kwh: 146.1, hold: { reason: 'connection_capacity', status: 'held' } });
     const pos = (await svc.app.inject({ method: 'GET', url: '/v1/ere-positions?year=2026&cpo_external_ref=CAP-1', headers: bearer(await cpo.cpoToken()) })).json();
-    expect(pos.positions[0]).toMatchObject({ pending_kwh: 12853.9, months: [{ month: '2026-03', kwh: 12853.9, status: 'delivered', ere: 4276.42 }] });
+    // the CPO sees the hold too (D114): the 146.10 kWh it delivered above capacity, and all 13,000 as delivered
+    expect(pos.positions[0]).toMatchObject({
+      pending_kwh: 12853.9,
+      delivered_kwh: 13000,
+      months: [{ month: '2026-03', kwh: 12853.9, status: 'delivered', ere: 4276.42, held_kwh: 146.1, hold: { reason: 'connection_capacity', status: 'held' } }],
+    });
 
     expect((await review(mar.id, 'reject_held')).json()).toMatchObject({ kwh: 12853.9, hold: { status: 'rejected' } });
     expect((await post(13_000)).json().results[0]).toMatchObject({ status: 'unchanged', kwh: 13000 });

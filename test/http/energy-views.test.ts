@@ -148,10 +148,10 @@ describe('GET /v1/ere-positions', () => {
       payable_net_eur: 0,
       paid_net_eur: 0,
       months: [
-        { month: '2026-05', kwh: 300, status: 'registered', ere: 99.81 },
-        { month: '2026-07', kwh: 100, status: 'rejected', ere: 0 },
-        { month: '2026-10', kwh: 250.25, status: 'in_review', ere: 83.26 },
-        { month: '2026-11', kwh: 80, status: 'delivered', ere: 26.62 },
+        { month: '2026-05', kwh: 300, status: 'registered', ere: 99.81, held_kwh: 0, hold: null },
+        { month: '2026-07', kwh: 100, status: 'rejected', ere: 0, held_kwh: 0, hold: null },
+        { month: '2026-10', kwh: 250.25, status: 'in_review', ere: 83.26, held_kwh: 0, hold: null },
+        { month: '2026-11', kwh: 80, status: 'delivered', ere: 26.62, held_kwh: 0, hold: null },
       ],
     });
     expect(body.positions[1]).toEqual({
@@ -167,7 +167,7 @@ describe('GET /v1/ere-positions', () => {
       registered_ere: 139.9,
       payable_net_eur: 0,
       paid_net_eur: 14.4,
-      months: [{ month: '2026-06', kwh: 420.5, status: 'registered', ere: 139.9 }],
+      months: [{ month: '2026-06', kwh: 420.5, status: 'registered', ere: 139.9, held_kwh: 0, hold: null }],
     });
     expect(body.positions[2]).toMatchObject({ account_id: a4.accountId, ere_eligible: false, delivered_kwh: 0, months: [] });
     const y2025 = (await get('?year=2025')).statusCode;

@@ -12,6 +12,7 @@ import { normaliseExternalRef } from '../accounts/external-ref.ts';
 import { monthCountsSql } from './counting.ts';
 import type { PayoutHandler } from '../../db/tables/core.ts';
 import { ereForKwhUnits, netCents } from './amounts.ts';
+import { deliveredUnits, whToKwhUnits, type HoldStatus } from './capacity.ts';
 
 export interface CpoPosition {
   account_id: string;
@@ -26,7 +27,7 @@ export interface CpoPosition {
   registered_ere: number;
   payable_net_eur: number;
   paid_net_eur: number;
-  months: { month: string; kwh: number; status: 'delivered' | 'in_review' | 'registered' | 'rejected'; ere: number }[];
+  months: { month: string; kwh: number; status: 'delivered' | 'in_review' | 'registered' | 'rejected'; ere: number; held_kwh: number; hold: { reason: 'connection_capacity'; status: HoldStatus } | null }[];
 }
 
 export async function listCpoErePositions(
@@ -49,9 +50,10 @@ export async function listCpoErePositions(
     .execute();
   const ids = accounts.map((a) => a.id);
   const months = ids.length
-    ? await sql<{ account_id: string; month: string; kwh: string; counted_kwh: string; status: CpoPosition['months'][number]['status']; ere: string | null }>`
+    ? await sql<{ account_id: string; month: string; kwh: string; counted_kwh: string; status: CpoPosition['months'][number]['status']; ere: string | null; held_wh: string; hold_status: HoldStatus | null }>`
         select c.account_id, em.month, sum(em.kwh)::text as kwh, coalesce(sum(em.kwh) filter (where ${monthCountsSql()}), 0)::text as counted_kwh,
-               em.status, sum(em.ere)::text as ere
+               em.status, sum(em.ere)::text as ere,
+               coalesce(sum(em.held_wh), 0)::text as held_wh, max(em.hold_status) as hold_status
         from energy_months em join connections c on c.id = em.connection_id join accounts a on a.id = c.account_id
         where c.account_id in (${sql.join(ids)}) and em.month like ${`${q.year}-%`}
         group by c.account_id, em.month, em.status
@@ -68,8 +70,11 @@ export async function listCpoErePositions(
     const out: CpoPosition['months'] = [];
     for (const m of months.filter((x) => x.account_id === a.id)) {
       const kwh = toDec(m.kwh, 2);
+      // D114: the excess above the connection's capacity, as the admin API shows it; while held or after a
+      // rejection it is not in kwh, and the delivered figure takes it back in (what the CPO sent)
+      const held = whToKwhUnits(BigInt(m.held_wh));
       let ere = 0n;
-      if (m.status !== 'rejected') delivered += kwh;
+      if (m.status !== 'rejected') delivered += deliveredUnits({ kwh: m.kwh, held_wh: m.held_wh, hold_status: m.hold_status });
       if (m.status === 'delivered' || m.status === 'in_review') {
         const counted = toDec(m.counted_kwh, 2);
         pending += counted;
@@ -80,7 +85,7 @@ export async function listCpoErePositions(
         regKwh += kwh;
         regEre += ere;
       }
-      out.push({ month: m.month, kwh: n2(kwh), status: m.status, ere: n2(ere) });
+      out.push({ month: m.month, kwh: n2(kwh), status: m.status, ere: n2(ere), held_kwh: n2(held), hold: m.hold_status ? { reason: 'connection_capacity', status: m.hold_status } : null });
     }
     let payable = 0n;
     let paid = 0n;

@@ -6726,6 +6726,7 @@ export interface operations {
                              * @enum {string}
                              */
                             settled_to: "customer" | "partner";
+                            /** @description every kWh delivered in the year's months but rejected ones, a held excess included */
                             delivered_kwh: number;
                             pending_kwh: number;
                             registered_kwh: number;
@@ -6738,6 +6739,10 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "delivered" | "in_review" | "registered" | "rejected";
                                 ere: number;
+                                /** @description the energy above the connection's capacity (CONNECTION_MAX_KW × the hours of the month) that does not count: waiting for the operator (hold_status held) or refused (rejected); kwh + held_kwh is what was delivered */
+                                held_kwh: number;
+                                /** @description the capacity hold of the month: null when within capacity; accepted: the whole delivery counts */
+                                hold_status: ("held" | "accepted" | "rejected") | null;
                             }[];
                         }[];
                         limit: number;
