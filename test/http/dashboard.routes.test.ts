@@ -6,6 +6,7 @@ import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
 import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+import { anAccountWithConnection } from '../helpers/energy-factories.ts';
 
 const clock = testClock('2026-11-22T10:00:00Z');
 let svc: TestService;
@@ -295,5 +296,36 @@ describe('on production', () => {
     } finally {
       await prod.close();
     }
+  });
+});
+
+describe('an account without an IBAN (D115)', () => {
+  it('asks for it on the page, stores it encrypted once, and refuses a bad one, a second one and another user\'s account', async () => {
+    const user = await aUser(svc.deps, { email: `zonder-iban-${Date.now()}@voorbeeld-laden.nl` });
+    const acc = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId });
+    await svc.deps.db.updateTable('accounts').set({ iban_encrypted: null, display_name: 'Thuis' }).where('id', '=', acc.accountId).execute();
+    const other = await anAccountWithConnection(svc.deps, {});
+    await svc.deps.db.updateTable('accounts').set({ iban_encrypted: null }).where('id', '=', other.accountId).execute();
+    const { jar, csrf } = await signedIn(user.email);
+    const page = await get(jar, '/dashboard?locale=en');
+    expect(page.body).toContain(`action="/dashboard/accounts/${acc.accountId}/iban?locale=en"`);
+    expect(page.body).toContain('We have no IBAN for Thuis yet.');
+    const send = (id: string, iban: string) => post(jar, `/dashboard/accounts/${id}/iban?locale=en`, { _csrf: csrf, iban });
+    const flash = async (res: Awaited<ReturnType<typeof send>>) => {
+      expect(res.statusCode).toBe(303);
+      return /id="flash">([^<]*)</.exec((await get(jar, String(res.headers.location))).body)?.[1];
+    };
+    expect(await flash(await send(acc.accountId, 'NL91-ABNA'))).toBe('That did not work: this IBAN is not valid (15 to 34 letters and digits).');
+    expect(await flash(await send(other.accountId, 'NL91ABNA0417164300'))).toBe('That did not work: this account is not yours.');
+    expect((await svc.deps.db.selectFrom('accounts').select('iban_encrypted').where('id', '=', other.accountId).executeTakeFirstOrThrow()).iban_encrypted).toBeNull();
+    expect(await flash(await send(acc.accountId, 'nl91 abna 0417 1643 00'))).toBe('The IBAN was saved.');
+    const stored = await svc.deps.db.selectFrom('accounts').select('iban_encrypted').where('id', '=', acc.accountId).executeTakeFirstOrThrow();
+    expect(svc.deps.cipher.decrypt(stored.iban_encrypted!)).toBe('NL91ABNA0417164300');
+    // given once: no form any more, and another IBAN is not taken here
+    expect((await get(jar, '/dashboard?locale=en')).body).not.toContain('id="payout"');
+    expect(await flash(await send(acc.accountId, 'DE89370400440532013000'))).toBe('That did not work: this account has an IBAN already.');
+    expect(svc.deps.cipher.decrypt((await svc.deps.db.selectFrom('accounts').select('iban_encrypted').where('id', '=', acc.accountId).executeTakeFirstOrThrow()).iban_encrypted!)).toBe('NL91ABNA0417164300');
+    // without the session's CSRF token nothing is stored
+    expect((await post(jar, `/dashboard/accounts/${other.accountId}/iban`, { _csrf: 'x', iban: 'NL91ABNA0417164300' })).statusCode).toBe(403);
   });
 });

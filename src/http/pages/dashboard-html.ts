@@ -13,6 +13,7 @@ import { esc, pageHtml, type PageLocale } from './page-kit.ts';
 const DASHBOARD_HEAD = '<link rel="stylesheet" href="/dashboard/assets/dashboard.css">\n<script src="/dashboard/assets/dashboard.js" defer></script>';
 import { dashboardChart } from './dashboard-chart.ts';
 import { T } from './dashboard-text.ts';
+import type { AccountWithoutIban } from '../../domain/accounts/payout-iban.ts';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${esc(value)}">`;
 const form = (action: string, csrf: string, inner: string, id?: string, role?: string, hide = false) =>
@@ -64,6 +65,8 @@ export interface DashboardData {
   ere: ErePosition;
   tokens: PersonalTokenView[];
   flash?: { text: string; bad: boolean } | undefined;
+  /** the user's accounts without an IBAN: each gets a form to give it (D115) */
+  withoutIban: AccountWithoutIban[];
   /** how often the live stream sends its `alive` event (STREAM_KEEPALIVE_SECONDS): the page's watchdog (D109) */
   aliveSeconds: number;
 }
@@ -140,6 +143,22 @@ ${form(`/dashboard/tokens/${k.id}/revoke?locale=${lc}`, csrf, `<button type="sub
   return `<section id="tokens"><h2>${esc(t.tokensTitle)}</h2><p class="meta">${esc(t.tokensIntro)}</p>${list}${create}</section>`;
 }
 
+/** D115: a form per account of the user's that has no IBAN; nothing when every account has one. */
+function payoutSection(lc: PageLocale, accounts: AccountWithoutIban[], csrf: string, email: string): string {
+  if (accounts.length === 0) return '';
+  const t = T[lc];
+  const forms = accounts
+    .map(
+      (a) => `<article class="payout" data-account-id="${esc(a.id)}"><p>${esc(t.payoutIntro(a.display_name ?? email))}</p>${form(
+        `/dashboard/accounts/${encodeURIComponent(a.id)}/iban?locale=${lc}`,
+        csrf,
+        `<label for="iban-${esc(a.id)}">${esc(t.ibanLabel)}</label><input id="iban-${esc(a.id)}" name="iban" autocomplete="off" maxlength="42" required><button type="submit" class="save-iban">${esc(t.saveIban)}</button>`,
+      )}</article>`,
+    )
+    .join('');
+  return `<section id="payout"><h2>${esc(t.payoutTitle)}</h2>${forms}</section>`;
+}
+
 function ereSection(lc: PageLocale, ere: ErePosition): string {
   const t = T[lc];
   const row = (label: string, value: string, id: string) => `<dt>${esc(label)}</dt><dd id="${id}">${esc(value)}</dd>`;
@@ -161,6 +180,7 @@ export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIden
     t.title,
     `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
 ${flash}
+${payoutSection(lc, d.withoutIban, d.csrf, d.email)}
 <section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta" id="live-note" role="status" data-alive-seconds="${d.aliveSeconds}" data-stale-text="${esc(t.staleNote)}">${esc(t.liveNote)}</p>${chargers}</section>
 <section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
 ${ereSection(lc, d.ere)}

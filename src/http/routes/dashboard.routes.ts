@@ -25,6 +25,7 @@ import type { PageLocale } from '../pages/page-kit.ts';
 import { sendHtml } from '../pages/send-page.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { serveChargerStream } from './charger-stream.routes.ts';
+import { accountsWithoutIban, setMissingIban } from '../../domain/accounts/payout-iban.ts';
 
 export const SESSION_COOKIE = 'ere_dash';
 const PRE_CSRF_COOKIE = 'ere_dash_csrf';
@@ -43,7 +44,7 @@ type Query = z.infer<typeof Locale>;
 const SESSIONS_PER_PAGE = 20;
 /** The outcome of an action, shown as the dashboard's flash line: a code and, for a refusal, the charger's status word. */
 interface Outcome {
-  msg: 'started' | 'stopped' | 'revoked' | 'refused' | 'failed';
+  msg: 'started' | 'stopped' | 'revoked' | 'iban_saved' | 'refused' | 'failed';
   why?: string;
   status?: string;
 }
@@ -86,7 +87,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   /** the flash line of a query: known codes only, so a crafted link cannot put words of its own on the page */
   const flashOf = (lc: PageLocale, q: Query): { text: string; bad: boolean } | undefined => {
     const t = T[lc];
-    if (q.msg === 'started' || q.msg === 'stopped' || q.msg === 'revoked') return { text: t[`${q.msg}_msg`], bad: false };
+    if (q.msg === 'started' || q.msg === 'stopped' || q.msg === 'revoked' || q.msg === 'iban_saved') return { text: t[`${q.msg}_msg`], bad: false };
     if (q.msg === 'refused') return { text: `${t.refused_msg}${/^[A-Za-z]{1,30}$/.test(q.status ?? '') ? q.status : '?'}`, bad: true };
     if (q.msg === 'failed') {
       const why = q.why && Object.hasOwn(REASONS[lc], q.why) ? REASONS[lc][q.why] : undefined;
@@ -136,18 +137,19 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const year = localParts(deps.clock()).year;
     const asked = (req.query as Query).page ?? '';
     const sessionsPage = /^[1-9][0-9]{0,3}$/.test(asked) ? Number(asked) : 1;
-    const [chargers, sessions, energy, ere, tokens] = await Promise.all([
+    const [chargers, sessions, energy, ere, tokens, withoutIban] = await Promise.all([
       listChargerItems(deps, s.userId),
       listSessionItems(deps, s.userId, { limit: SESSIONS_PER_PAGE + 1, offset: (sessionsPage - 1) * SESSIONS_PER_PAGE }), // one more: is there an older page
       energyOverview(deps, s.userId),
       erePositionForUser(deps, s.userId, year),
       listPersonalTokens(deps, s.userId),
+      accountsWithoutIban(deps, s.userId),
     ]);
     const flash = flashOf(lc, req.query);
     const connectors = await connectorsOf(deps, chargers.map((c) => c.id));
     const list = sessions.sessions;
     const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
@@ -240,6 +242,14 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     '/dashboard/sessions/:id/stop',
     signedIn,
     action(async (s, req) => answered(await stopCharging(deps, { userId: s.userId, sessionId: idOf(req, 'session_not_found') }), 'stopped')),
+  );
+  app.post(
+    '/dashboard/accounts/:id/iban',
+    signedIn,
+    action(async (s, req) => {
+      await setMissingIban(deps, s.userId, idOf(req, 'account_not_found'), field(req.body, 'iban'));
+      return { msg: 'iban_saved' };
+    }),
   );
   app.post(
     '/dashboard/tokens/:id/revoke',
