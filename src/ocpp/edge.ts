@@ -38,6 +38,23 @@ export function validSubprotocols(header: string | undefined): boolean {
   return true;
 }
 
+/** Hop-by-hop headers of an upgrade offer, dropped when the request is served as plain HTTP/1.1 (D116). */
+const UPGRADE_HEADERS = new Set(['upgrade', 'http2-settings', 'connection']);
+
+/**
+ * An upgrade the service does not take (h2c, which Java's HttpClient and curl --http2 offer on http://): the request
+ * is given back to the HTTP server as written, without its offer, on the same socket, which the server then parses
+ * as any connection (body and keep-alive included). RFC 9110 lets a server ignore an Upgrade it does not support.
+ */
+export function serveWithoutUpgrade(server: import('node:http').Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (!UPGRADE_HEADERS.has(req.rawHeaders[i]!.toLowerCase())) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+  }
+  socket.unshift(Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), head]));
+  server.emit('connection', socket);
+}
+
 /** C4.2/C4.10: `/ocpp/<identity>` (one trailing slash tolerated, query ignored), valid encoding, allowed characters. */
 export function checkUpgrade(req: IncomingMessage): EdgeVerdict {
   const upgrade = req.headers.upgrade;
@@ -63,16 +80,20 @@ export function checkUpgrade(req: IncomingMessage): EdgeVerdict {
   return { ok: true, identity, url: `/ocpp/${encodeURIComponent(identity)}` };
 }
 
-/** A minimal HTTP/1.1 answer on the raw upgrade socket, then the socket is gone. */
-export function refuseUpgrade(socket: Duplex, status: number, message = STATUS_CODES[status] ?? 'Error'): void {
+/**
+ * A minimal HTTP/1.1 answer on the raw upgrade socket, then the socket is gone: plain text for the OCPP endpoint (a
+ * charger reads the status only), or the API's `{error, detail}` body when `json` is given (D116).
+ */
+export function refuseUpgrade(socket: Duplex, status: number, message = STATUS_CODES[status] ?? 'Error', json?: { error: string; detail: string }): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
+  if (json) message = JSON.stringify(json);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Connection: close',
-    'Content-Type: text/plain; charset=utf-8',
+    `Content-Type: ${json ? 'application/json' : 'text/plain'}; charset=utf-8`,
     `Content-Length: ${Buffer.byteLength(message)}`,
   ];
   socket.end(head.join('\r\n') + '\r\n\r\n' + message, () => socket.destroy());

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.ts';
 import { COMMAND_SENT } from '../domain/chargers/commands.ts';
 import { authenticateCharger, PROTOCOLS } from './charger-auth.ts';
 import { OCPP_CONNECTED } from './connection-notices.ts';
-import { checkUpgrade, loggableIdentity, refuseUpgrade, SocketBounds } from './edge.ts';
+import { checkUpgrade, loggableIdentity, refuseUpgrade, serveWithoutUpgrade, SocketBounds } from './edge.ts';
 import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
 import { createOcppMetrics } from './metrics.ts';
@@ -99,10 +99,19 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     // a peer reset during the handshake must not become an uncaught 'error' event
     socket.on('error', (err) => deps.logger.debug({ err }, 'ocpp: upgrade socket error'));
     if (socket.destroyed) return; // gone before we saw it: nothing to answer, nothing to count
+    // D116: an upgrade to anything but a WebSocket (h2c) is not ours to take: the API's request is served as HTTP/1.1
+    // (the OCPP endpoint keeps refusing it: a charger must speak WebSocket there)
+    const offer = req.headers.upgrade;
+    const ocppPath = (req.url ?? '').startsWith('/ocpp');
+    if (!ocppPath && (typeof offer !== 'string' || offer.toLowerCase() !== 'websocket')) return serveWithoutUpgrade(server, req, socket, head);
     // C4.10: our checks first; ocpp-rpc only ever sees a canonical /ocpp/<percent-encoded identity>
     const v = checkUpgrade(req);
     if (!v.ok) {
       refused(req, v.status, v.reason, v.identity);
+      // a WebSocket asked for elsewhere than the OCPP endpoint is answered in the API's shape (D116)
+      if (!ocppPath) {
+        return refuseUpgrade(socket, 404, undefined, { error: 'not_found', detail: 'No WebSocket here: chargers connect to /ocpp/<identity>.' });
+      }
       return refuseUpgrade(socket, v.status);
     }
     if (!bounds.admit(req, socket)) {
