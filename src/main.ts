@@ -28,6 +28,7 @@ import {
 import { appPlugins } from './http/plugins/index.ts';
 import { createEanRegister } from './domain/ean/register.ts';
 import { createMailer } from './domain/invites/mailer.ts';
+import { fileLimitWarning, openFileLimit } from './lib/file-limit.ts';
 
 export interface Service {
   app: App;
@@ -231,6 +232,13 @@ async function main(): Promise<void> {
   const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
   const ocppUrl = base.replace(/^http/, 'ws') + '/ocpp/<identity>';
   logger.info({ url: base, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');
+  const files = fileLimitWarning(config, openFileLimit());
+  if (files) {
+    logger.warn(
+      { openFileLimit: files.limit, maxSockets: files.sockets },
+      'the limit on open files is below OCPP_MAX_CONNECTIONS + HTTP_MAX_CONNECTIONS: the process runs out of files before the caps refuse anyone; raise the limit (ulimit -n, LimitNOFILE) or lower the caps',
+    );
+  }
   const banner = [
     '',
     `  ere-gateway (${config.APP_ENV}) on ${service.deps.dbKind === 'pg' ? 'PostgreSQL' : 'embedded PGlite'}`,
