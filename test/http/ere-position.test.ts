@@ -190,6 +190,8 @@ describe('ERE ledger and GET /ere-position', () => {
   });
 
   it('a sale or allocation past what its column holds is 400 invalid_request, nothing stored (1e21 has no plain decimal text)', async () => {
+    // a binary float's tail is what was meant, not a fourth decimal
+    expect((await post('/admin/ere/sales', { quarter: '2027-Q1', ere: 0.30000000000000004, price_per_ere: 0.155 })).statusCode).toBe(201);
     const sale = (await post('/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 0.2 })).json();
     const a = await anAccountWithConnection(svc.deps, { partnerId: (await aPartner(svc.deps)).partnerId });
     const cases: Array<[string, object, string]> = [
@@ -198,6 +200,10 @@ describe('ERE ledger and GET /ere-position', () => {
       ['/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 1.7e308 }, 'price_per_ere must be a decimal number'],
       ['/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 10_000_000 }, 'price_per_ere must be under 10000000.000'],
       [`/admin/ere/sales/${sale.sale_id}/allocations`, { account_id: a.accountId, ere: 1e21 }, 'ere must be a decimal number'],
+      // D118: more decimals than the column keeps are refused, not rounded (0.1555 was stored as 0.156)
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: 10, price_per_ere: 0.1555 }, 'price_per_ere has at most 3 decimals'],
+      ['/admin/ere/sales', { quarter: '2027-Q1', ere: '10.005', price_per_ere: 0.2 }, 'ere has at most 2 decimals'],
+      [`/admin/ere/sales/${sale.sale_id}/allocations`, { account_id: a.accountId, ere: 1.005 }, 'ere has at most 2 decimals'],
     ];
     const before = await svc.deps.db.selectFrom('ere_sales').select(['id']).execute();
     for (const [url, body, detail] of cases) {

@@ -19,6 +19,11 @@ function decimalInput(v: unknown, scale: number, field: string, opts: { positive
   const ok = (typeof v === 'number' && Number.isFinite(v) && Math.abs(v) < 1e21) || (typeof v === 'string' && /^\d{1,40}(\.\d{1,40})?$/.test(v.trim()));
   if (!ok) throw new DomainError('invalid_request', `${field} must be a decimal number`);
   const units = toDec(v as string | number, scale);
+  // money and ERE as written, never rounded on the way in (D118): a digit past the column's scale is refused (the
+  // comparison at 12 more digits lets a binary float's tail, 0.30000000000000004, pass as what was meant)
+  if (toDec(v as string | number, scale + 12) !== units * 10n ** 12n) {
+    throw new DomainError('invalid_request', `${field} has at most ${scale} decimals`);
+  }
   if (units < 0n || (opts.positive && units === 0n)) throw new DomainError('invalid_request', `${field} must be ${opts.positive ? '> 0' : '≥ 0'}`);
   const limit = 10n ** BigInt(opts.precision);
   if (units >= limit) throw new DomainError('invalid_request', `${field} must be under ${formatDec(limit, scale)}`);
