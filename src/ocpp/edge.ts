@@ -43,14 +43,17 @@ const UPGRADE_HEADERS = new Set(['upgrade', 'http2-settings', 'connection']);
 
 /**
  * An upgrade the service does not take (h2c, which Java's HttpClient and curl --http2 offer on http://): the request
- * is given back to the HTTP server as written, without its offer, on the same socket, which the server then parses
- * as any connection (body and keep-alive included). RFC 9110 lets a server ignore an Upgrade it does not support.
+ * is given back to the HTTP server as written, without its offer and with `Connection: close`, on the same socket,
+ * which the server then parses as any connection (the body included) and closes after its answer (a client that
+ * offered to switch protocols is not left holding a connection it may not expect to reuse). RFC 9110 lets a server
+ * ignore an Upgrade it does not support.
  */
 export function serveWithoutUpgrade(server: import('node:http').Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (!UPGRADE_HEADERS.has(req.rawHeaders[i]!.toLowerCase())) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
   }
+  lines.push('Connection: close');
   socket.unshift(Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), head]));
   server.emit('connection', socket);
 }
