@@ -35,7 +35,16 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   // On one connection without the pool's statement_timeout: a schema change on a large table, or waiting for
   // another process's migration lock, may take longer than the limit that guards the service's own queries.
   const { error, results } = await db.connection().execute(async (conn) => {
-    await sql`set statement_timeout = 0`.execute(conn);
+    // the SET itself runs under the pool's limit: on a starved machine with a limit of a few ms it can be cancelled
+    // (SQLSTATE 57014) before it takes effect, so it is tried again (seen in the suite with a 1 ms limit)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await sql`set statement_timeout = 0`.execute(conn);
+        break;
+      } catch (err) {
+        if (attempt >= 5 || (err as { code?: unknown }).code !== '57014') throw err;
+      }
+    }
     try {
       return await new Migrator({ db: conn, provider: new SqlFileProvider(dir), allowUnorderedMigrations: true }).migrateToLatest();
     } finally {
