@@ -6739,10 +6739,15 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "delivered" | "in_review" | "registered" | "rejected";
                                 ere: number;
-                                /** @description the energy above the connection's capacity (CONNECTION_MAX_KW × the hours of the month) that does not count: waiting for the operator (hold_status held) or refused (rejected); kwh + held_kwh is what was delivered */
+                                /** @description the energy above the connection's capacity (CONNECTION_MAX_KW × the hours of the month); 0 when within it. While held or after a rejection it is not in kwh (kwh + held_kwh is what was delivered); accepted, kwh is the whole delivery */
                                 held_kwh: number;
-                                /** @description the capacity hold of the month: null when within capacity; accepted: the whole delivery counts */
-                                hold_status: ("held" | "accepted" | "rejected") | null;
+                                /** @description the capacity hold of the month, as the admin API shows it: held waits for the operator; null when within capacity */
+                                hold: {
+                                    /** @enum {string} */
+                                    reason: "connection_capacity";
+                                    /** @enum {string} */
+                                    status: "held" | "accepted" | "rejected";
+                                } | null;
                             }[];
                         }[];
                         limit: number;
