@@ -27,12 +27,13 @@ function codeOf(err: unknown): string | undefined {
 /**
  * SQLSTATE classes of the database's own state, never of the values it was given (D104): connection exceptions (08),
  * a read-only transaction on a standby after a failover (25), authorization refused (28: a changed password), a
- * missing database (3D), insufficient resources (53: disk full, out of memory), a program limit (54), an object
- * not in the state needed (55: 55000 "not currently accepting connections", 55006 object in use), operator
- * intervention (57), system errors (58: I/O) and internal errors (XX). A message failing on one of these is
- * refused (the charger sends it again), never acknowledged and quarantined as if it were a bug.
+ * missing database (3D), insufficient resources (53: disk full, out of memory), an object not in the state needed
+ * (55: 55000 "not currently accepting connections", 55006 object in use), operator intervention (57), system errors
+ * (58: I/O) and internal errors (XX). A message failing on one of these is refused (the charger sends it again),
+ * never acknowledged and quarantined as if it were a bug. Not class 54 (program limits): "index row size exceeds
+ * the maximum" is a value too large, and a message refused for it would come back for ever.
  */
-const TRANSIENT_CLASSES = new Set(['08', '25', '28', '3D', '53', '54', '55', '57', '58', 'XX']);
+const TRANSIENT_CLASSES = new Set(['08', '25', '28', '3D', '53', '55', '57', '58', 'XX']);
 
 export function isTransientDbError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
