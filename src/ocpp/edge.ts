@@ -3,6 +3,7 @@
 // number of sockets is bounded, and a handshake that does not complete in time is cut. Nothing here throws.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 
 /** C4.10: OCPP 2.0.1's identifierString characters */
 export const IDENTITY_PATTERN = /^[A-Za-z0-9*_=:+|@.-]{1,64}$/;
@@ -55,7 +56,8 @@ export function serveWithoutUpgrade(server: import('node:http').Server, req: Inc
   }
   lines.push('Connection: close');
   socket.unshift(Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), head]));
-  server.emit('connection', socket);
+  // a TLS socket is past its handshake: the HTTPS server's HTTP side listens for it as a secure connection
+  server.emit(socket instanceof TLSSocket ? 'secureConnection' : 'connection', socket);
 }
 
 /** C4.2/C4.10: `/ocpp/<identity>` (one trailing slash tolerated, query ignored), valid encoding, allowed characters. */

@@ -3,6 +3,9 @@
 // which then closes; a WebSocket asked for elsewhere than /ocpp/<identity> is answered in the API's error shape.
 // Before, both were a plain-text 400 or 404 on every route. Raw sockets, as such a client writes.
 import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 
@@ -51,5 +54,35 @@ describe('an Upgrade offer the service does not take (D116)', () => {
     expect(out).toMatch(/^HTTP\/1\.1 404 /);
     expect(out).toContain('content-type: application/json'.replace('content-type', 'Content-Type'));
     expect(JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'not_found', detail: expect.stringContaining('/ocpp/') });
+  });
+});
+
+describe('over TLS (D116)', () => {
+  let tlsSvc: TestService;
+  beforeAll(async () => {
+    const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '../service/fixtures');
+    tlsSvc = await createTestService({
+      listen: true,
+      env: { TLS_CERT_FILE: path.join(fixtures, 'test-only-tls-cert.pem'), TLS_KEY_FILE: path.join(fixtures, 'test-only-tls-key.pem') },
+    });
+  });
+  afterAll(() => tlsSvc?.close());
+
+  it('an h2c offer on an https connection is served as HTTP/1.1 too', async () => {
+    const out = await new Promise<string>((resolve) => {
+      let data = '';
+      const socket = tls.connect({ port: Number(new URL(tlsSvc.url).port), host: '127.0.0.1', rejectUnauthorized: false }, () =>
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: t\r\n${h2c}\r\n`),
+      );
+      socket.on('data', (d) => (data += d.toString('utf8')));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(data));
+      setTimeout(() => {
+        socket.destroy();
+        resolve(data);
+      }, 5000);
+    });
+    expect(out).toMatch(/^HTTP\/1\.1 200 /);
+    expect(out).toContain('{"status":"ok"}');
   });
 });
