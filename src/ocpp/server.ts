@@ -83,6 +83,16 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
   rpc.on('client', (client: RpcClient) => {
     bounds.handshakeDone(client.handshake.request);
     registry.attach(client, client.session as OcppSession);
+    if (client.protocol === 'ocpp1.6') {
+      // D119: ocpp-rpc answers a frame it cannot read with 2.0.1's codes (RpcFrameworkError, MessageTypeNotSupported),
+      // which OCPP 1.6 does not have; its FormationViolation says the same ("not conform the PDU structure"). The
+      // answer is built before these events and sent after them, so the code is changed in place.
+      const as16 = (frame: unknown) => {
+        if (Array.isArray(frame) && frame[0] === 4 && (frame[2] === 'RpcFrameworkError' || frame[2] === 'MessageTypeNotSupported')) frame[2] = 'FormationViolation';
+      };
+      client.on('badMessage', (e: { response?: unknown }) => as16(e.response));
+      client.on('response', (e: { payload?: unknown }) => as16(e.payload));
+    }
     const socket = client.handshake.request.socket;
     client.on('message', () => {
       if (socket.destroyed || socket.writableLength <= unreadLimit) return;

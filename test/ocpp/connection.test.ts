@@ -108,9 +108,24 @@ describe('frames and messages (C4.1, C4.4)', () => {
     ws.send('this is not json');
     const err = (await nextMessage(ws)) as unknown[];
     expect(err[0]).toBe(4);
-    expect(err[2]).toBe('RpcFrameworkError');
+    // OCPP 1.6's code (D119): RpcFrameworkError and MessageTypeNotSupported are 2.0.1's
+    expect(err[2]).toBe('FormationViolation');
+    ws.send(JSON.stringify([9, 'm9', 'Heartbeat', {}]));
+    const unknownType = (await nextMessage(ws)) as unknown[];
+    expect([unknownType[0], unknownType[2]]).toEqual([4, 'FormationViolation']);
     ws.send(JSON.stringify([2, 'm2', 'Heartbeat', {}]));
     expect(((await nextMessage(ws)) as unknown[]).slice(0, 2)).toEqual([3, 'm2']);
+    ws.close();
+  });
+
+  it('a 2.0.1 socket gets 2.0.1\'s codes for the same frames (D119)', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const ws = rawSocket(`/ocpp/${ch.identity}`, ch.identity, ch.password, ['ocpp2.0.1']);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send('this is not json');
+    expect(((await nextMessage(ws)) as unknown[])[2]).toBe('RpcFrameworkError');
+    ws.send(JSON.stringify([9, 'm9', 'Heartbeat', {}]));
+    expect(((await nextMessage(ws)) as unknown[])[2]).toBe('MessageTypeNotSupported');
     ws.close();
   });
 
