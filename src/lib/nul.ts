@@ -1,8 +1,9 @@
-// U+0000 in input: PostgreSQL's text cannot hold it (and jsonb refuses its escape), so every input that reaches a
-// statement is checked for it (src/http/no-nul.ts for request schemas, the partner rows' own validation).
+// U+0000 in input: PostgreSQL's text cannot hold it (and jsonb refuses its escape), and text that is not UTF-8 (D112),
+// so every input that reaches a statement is checked for both, by one rule (textFault): src/http/no-nul.ts for request
+// schemas, the partner rows' own validation, and the references of sessions:batch items.
 
 /** The path of the first string or object key in `v` with a text fault (textFaultAt), or null. */
-export function nulPath(v: unknown, skip: ReadonlyArray<readonly PropertyKey[]> = []): PropertyKey[] | null {
+export function textFaultPath(v: unknown, skip: ReadonlyArray<readonly PropertyKey[]> = []): PropertyKey[] | null {
   return textFaultAt(v, skip)?.path ?? null;
 }
 

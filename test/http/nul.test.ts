@@ -3,7 +3,7 @@
 // value of its field, 400 in the documented shape, and nothing is written.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nulPath } from '../../src/lib/nul.ts';
+import { textFaultPath } from '../../src/lib/nul.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aPartner, aUser, bearer } from '../helpers/factories.ts';
 
@@ -89,12 +89,12 @@ describe('a NUL character in a request', () => {
     }
   });
 
-  it('nulPath finds it in nested values and in keys', () => {
-    expect(nulPath({ a: [1, 'x', { b: 'y\u0000' }] })).toEqual(['a', 2, 'b']);
-    expect(nulPath({ ok: 'yes', ['k\u0000']: 1 })).toEqual(['k\u0000']);
-    expect(nulPath({ a: ['x', new Date(0), null, 3] })).toBeNull();
+  it('textFaultPath finds it in nested values and in keys', () => {
+    expect(textFaultPath({ a: [1, 'x', { b: 'y\u0000' }] })).toEqual(['a', 2, 'b']);
+    expect(textFaultPath({ ok: 'yes', ['k\u0000']: 1 })).toEqual(['k\u0000']);
+    expect(textFaultPath({ a: ['x', new Date(0), null, 3] })).toBeNull();
     // a list the domain judges item by item is not looked into; the rest of the body is
-    expect(nulPath({ items: [{ ref: 'a\u0000' }], b: 'x' }, [['items']])).toBeNull();
-    expect(nulPath({ items: [{ ref: 'a\u0000' }], b: 'x\u0000' }, [['items']])).toEqual(['b']);
+    expect(textFaultPath({ items: [{ ref: 'a\u0000' }], b: 'x' }, [['items']])).toBeNull();
+    expect(textFaultPath({ items: [{ ref: 'a\u0000' }], b: 'x\u0000' }, [['items']])).toEqual(['b']);
   });
 });

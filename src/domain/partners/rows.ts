@@ -16,7 +16,7 @@ import {
   type DraftType,
 } from './validate.ts';
 import { SKIP_REASONS } from '../../../schemas/http/partner-enums.ts';
-import { nulPath } from '../../lib/nul.ts';
+import { textFaultPath } from '../../lib/nul.ts';
 
 export { SKIP_REASONS };
 export type SkipReason = (typeof SKIP_REASONS)[number];
@@ -43,8 +43,9 @@ export function prepareRow(raw: RawRow, index: number): Prepared {
   const name = text120(raw.name);
   const email = validEmail(raw.email);
   const type = validType(raw.type);
-  // a NUL anywhere in the row (PostgreSQL's text cannot hold it): the row is invalid, the others go on
-  if (!name || !email || !type || nulPath(raw)) return { ok: false, email: rawEmail, reason: 'invalid' };
+  // a NUL (PostgreSQL's text cannot hold it) or text that is not UTF-8 (D112) anywhere in the row: the row is
+  // invalid, the others go on
+  if (!name || !email || !type || textFaultPath(raw)) return { ok: false, email: rawEmail, reason: 'invalid' };
   if (isReservedDomain(email)) return { ok: false, email, reason: 'reserved_domain' };
   const kvk = validKvk(raw.kvk);
   if (type === 'zakelijk' && !kvk) return { ok: false, email, reason: 'missing_kvk' };
