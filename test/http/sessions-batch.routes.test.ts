@@ -64,6 +64,20 @@ describe('POST /v1/sessions:batch', () => {
     expect((await rowsOf(a.connectionId)).map((r) => r.kwh)).toEqual(['2.00', '1.00']);
   });
 
+  it('a reference that is not UTF-8 text names no account (D112), not one whose stored reference it decodes to', async () => {
+    // an account made before D112 with a Latin-1 name stored as U+FFFD; another CPO system sends "Möller" in Latin-1
+    const a = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, cpoExternalRef: 'klant-M\uFFFDller' });
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/v1/sessions:batch',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=iso-8859-1' },
+      payload: Buffer.from('{"items":[{"cpo_external_ref":"klant-M\u00f6ller","month":"2026-07","kwh":2}]}', 'latin1'),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().results).toEqual([{ index: 0, connection_id: null, month: '2026-07', kwh: 2, status: 'rejected', error: 'connection_not_found' }]);
+    expect(await rowsOf(a.connectionId)).toEqual([]);
+  });
+
   it('rejects each bad item with its code and still records the good ones', async () => {
     const ok = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
     const archived = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId, connectionStatus: 'archived' });

@@ -6,6 +6,7 @@ import { formatDec } from '../../lib/decimal.ts';
 import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
 import { parseKwh, recordMonthlyEnergies, type RecordStatus } from './record-energy.ts';
 import { normaliseExternalRef } from '../accounts/external-ref.ts';
+import { textFault } from '../../lib/nul.ts';
 
 export { BATCH_MAX_ITEMS };
 
@@ -38,7 +39,7 @@ const refOf = (v: unknown) => (typeof v === 'string' ? normaliseExternalRef(v) |
  */
 async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record<string, unknown>>): Promise<Target[]> {
   const connIds = [...new Set(items.map((i) => i.connection_id).filter(isUuid))];
-  const refs = [...new Set(items.filter((i) => i.connection_id == null && i.account_id == null).map((i) => refOf(i.cpo_external_ref)).filter((r): r is string => r !== null && !r.includes('\u0000')))]; // a NUL names nothing (and PostgreSQL's text cannot hold it)
+  const refs = [...new Set(items.filter((i) => i.connection_id == null && i.account_id == null).map((i) => refOf(i.cpo_external_ref)).filter((r): r is string => r !== null && textFault(r) === null))]; // text that is not (UTF-8) text names nothing (D112)
   const byId = new Map(
     connIds.length === 0
       ? []
