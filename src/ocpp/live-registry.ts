@@ -243,6 +243,11 @@ export class LiveRegistry implements CommandExecutor {
     }
   }
 
+  /** The sockets this process holds (the drain at shutdown). */
+  clients(): RpcClient[] {
+    return [...this.held.values()].map((h) => h.client);
+  }
+
   /** Writes the last_seen_at notes of this process's sockets now (they are written every 250 ms anyway). */
   flushSeen(): Promise<void> {
     return this.calls.seen.flush();

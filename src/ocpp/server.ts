@@ -21,6 +21,27 @@ export interface OcppServerHandle {
   close(): Promise<void>;
 }
 
+/** Longest wait at shutdown for the chargers' messages already read to be answered (D120). */
+export const OCPP_DRAIN_MS = 5_000;
+
+/**
+ * D120: at shutdown each socket answers the messages it has read (committed first, as always), then closes with
+ * 1001 (going away) so its charger reconnects, to another process or this one restarted. A message read after the
+ * drain began is not answered (ocpp-rpc drops a call once the socket is closing): its charger sends it again
+ * after reconnecting. Past `ms`, what is still open is cut.
+ */
+async function drain(clients: RpcClient[], ms: number): Promise<void> {
+  if (clients.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const closes = clients.map((c) => c.close({ code: 1001, reason: 'Server shutting down', awaitPending: true }).catch(() => undefined));
+  await Promise.race([Promise.all(closes), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+  for (const c of clients) {
+    const socket = c.handshake.request.socket;
+    if (!socket.destroyed) socket.destroy();
+  }
+}
+
 export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServerHandle> {
   const metrics = createOcppMetrics(deps.metrics);
   const registry = new LiveRegistry(deps, metrics);
@@ -142,6 +163,7 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     async close() {
       server.off('upgrade', onUpgrade);
       bounds.close();
+      await drain(registry.clients(), OCPP_DRAIN_MS);
       await rpc.close({ force: true });
       await registry.close();
       await lease.stop();
