@@ -126,6 +126,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      startup.stopping = true;
       await scheduler?.stop();
       await ocpp?.close();
       delete deps.ocpp;

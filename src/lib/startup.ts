@@ -5,4 +5,6 @@ export interface StartupState {
   /** what start-up is doing now, for the 503 detail */
   step: string;
   complete: boolean;
+  /** set when the service begins to stop: GET /readyz answers 503 from then on (D120) */
+  stopping?: boolean;
 }

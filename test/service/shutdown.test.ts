@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RouteRegistrar } from '../../src/http/types.ts';
 import { createTestService } from '../helpers/app.ts';
+import { eventually } from '../helpers/ocpp-factories.ts';
 
 describe('graceful stop', () => {
   it('finishes the request in flight, refuses new ones, then closes the database', async () => {
@@ -21,9 +22,11 @@ describe('graceful stop', () => {
     const inflight = fetch(`${svc.url}/probe/slow`);
     await isStarted;
     const stopping = svc.close();
-    await new Promise((r) => setTimeout(r, 50));
-    const late = await fetch(`${svc.url}/healthz`).then((r) => r.status, () => 'refused');
-    expect([503, 'refused']).toContain(late);
+    // D120: readiness fails from the first moment, so a load balancer stops sending here while sockets drain
+    const ready = await fetch(`${svc.url}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() }), () => 'refused');
+    if (ready !== 'refused') expect(ready).toEqual({ status: 503, body: { error: 'not_ready', detail: 'The service is stopping.' } });
+    // once the HTTP server closes (the OCPP sockets drain first), a new request is refused while the slow one finishes
+    await eventually(async () => expect([503, 'refused']).toContain(await fetch(`${svc.url}/healthz`).then((r) => r.status, () => 'refused')));
     release();
     const res = await inflight;
     expect(res.status).toBe(200);

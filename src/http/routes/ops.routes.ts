@@ -34,12 +34,14 @@ export const opsRoutes: RouteRegistrar = (app, deps) => {
         summary: 'Readiness: start-up is complete (migrations, catalog, sandbox seed, demo credentials), the database answers',
         response: {
           200: z.object({ status: z.literal('ready'), database: z.enum(['pg', 'pglite']) }),
-          503: ErrorBody.describe('error: not_ready (start-up is not complete, the database does not answer, or a migration is not applied)'),
+          503: ErrorBody.describe('error: not_ready (start-up is not complete, the service is stopping, the database does not answer, or a migration is not applied)'),
         },
       },
     },
     async (_req, reply) => {
       const startup = deps.startup;
+      // D120: a stopping process is drained by its load balancer before its sockets close
+      if (startup.stopping) return reply.code(503).send({ error: 'not_ready', detail: 'The service is stopping.' });
       if (!startup.complete) {
         return reply.code(503).send({ error: 'not_ready', detail: `Start-up is not complete: ${startup.step}.` });
       }

@@ -1027,7 +1027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `not_ready` (start-up is not complete, the database does not answer, or a migration is not applied) */
+            /** @description `not_ready` (start-up is not complete, the service is stopping, the database does not answer, or a migration is not applied) */
             503: {
                 headers: {
                     [name: string]: unknown;
