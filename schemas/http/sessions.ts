@@ -40,8 +40,8 @@ export const SessionsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).default(0),
   charger_id: z.uuid().optional(),
-  from: dateTime.optional().describe('sessions that started on or after'),
-  to: dateTime.optional().describe('sessions that started on or before'),
+  from: dateTime.optional().describe('sessions that started on or after (a date: from the start of that day in Amsterdam)'),
+  to: dateTime.optional().describe('sessions that started on or before (a date: up to the end of that day in Amsterdam)'),
 });
 
 export const SessionList = z.object({

@@ -210,6 +210,20 @@ describe('GET /chargers and GET /sessions', () => {
     expect((await q('limit=100&offset=3')).sessions).toEqual([]);
   });
 
+  it('reads a date in from/to as a day in Amsterdam (D121)', async () => {
+    const dave = await aUser(svc.deps);
+    const ch = (await anOcppCharger(svc, dave)).chargerId;
+    // 1 November 00:30 in Amsterdam (CET), and 31 October 23:59:59.500 there
+    await aSession(ch, '2026-10-31T23:30:00Z', 1000, '2026-10-31T23:45:00Z');
+    await aSession(ch, '2026-10-31T22:59:59.500Z', 2000, '2026-10-31T23:10:00Z');
+    const kwh = async (qs: string) =>
+      ((await svc.app.inject({ method: 'GET', url: `/sessions?${qs}`, headers: bearer(dave.token) })).json().sessions as Array<{ kwh: number }>).map((s) => s.kwh);
+    expect(await kwh('from=2026-11-01')).toEqual([1]);
+    expect(await kwh('to=2026-10-31')).toEqual([2]);
+    expect(await kwh('from=2026-10-31&to=2026-10-31')).toEqual([2]);
+    expect(await kwh('from=2026-11-01T00:00:00%2B01:00')).toEqual([1]);
+  });
+
   it('refuses page bounds outside 1–100 and a negative offset, naming the parameter (C6.3)', async () => {
     for (const [qs, name] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['offset=-1', 'offset'], ['limit=abc', 'limit'], ['charger_id=nope', 'charger_id'], ['from=yesterday', 'from']]) {
       const res = await svc.app.inject({ method: 'GET', url: `/sessions?${qs}`, headers: bearer(carol.token) });

@@ -165,6 +165,8 @@ export interface SessionQuery {
   charger_id?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** started before this instant (a `to` date: the next Amsterdam midnight) */
+  before?: Date | undefined;
   /** only these sessions (the push stream's session events, C7.1) */
   ids?: string[] | undefined;
 }
@@ -199,6 +201,7 @@ export async function listSessionItems(
   if (q.charger_id) query = query.where('s.charger_id', '=', q.charger_id);
   if (q.from) query = query.where('s.started_at', '>=', q.from);
   if (q.to) query = query.where('s.started_at', '<=', q.to);
+  if (q.before) query = query.where('s.started_at', '<', q.before);
   if (q.ids) query = q.ids.length ? query.where('s.id', 'in', q.ids) : query.where(sql<boolean>`false`);
   const rows = await query.orderBy('s.started_at', 'desc').orderBy(sql`s.id`).limit(q.limit).offset(q.offset).execute();
   const signed = await signedCountsOf(deps.db, rows);

@@ -2,8 +2,13 @@
 import { listSessionItems } from '../../domain/charging/personal-views.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import { SessionList, SessionsQuery } from '../../../schemas/http/sessions.ts';
+import { localMidnightPlusDays } from '../../lib/amsterdam-time.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';
+
+const isDate = (v: string) => v.length === 10;
+/** Amsterdam midnight of the date `v` plus `days` */
+const dayStart = (v: string, days: number) => localMidnightPlusDays(Number(v.slice(0, 4)), Number(v.slice(5, 7)), Number(v.slice(8, 10)), days);
 
 export const sessionsRoutes: RouteRegistrar = (app, deps) => {
   app.get(
@@ -24,8 +29,10 @@ export const sessionsRoutes: RouteRegistrar = (app, deps) => {
         limit: q.limit,
         offset: q.offset,
         charger_id: q.charger_id,
-        from: q.from ? new Date(q.from) : undefined,
-        to: q.to ? new Date(q.to.length === 10 ? `${q.to}T23:59:59Z` : q.to) : undefined,
+        // D121: a date is a day in Amsterdam, as every calendar period of the service; a date-time is the instant it names
+        from: q.from ? (isDate(q.from) ? dayStart(q.from, 0) : new Date(q.from)) : undefined,
+        to: q.to && !isDate(q.to) ? new Date(q.to) : undefined,
+        before: q.to && isDate(q.to) ? dayStart(q.to, 1) : undefined,
       });
     },
   );

@@ -3979,9 +3979,9 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 charger_id?: string;
-                /** @description sessions that started on or after */
+                /** @description sessions that started on or after (a date: from the start of that day in Amsterdam) */
                 from?: string;
-                /** @description sessions that started on or before */
+                /** @description sessions that started on or before (a date: up to the end of that day in Amsterdam) */
                 to?: string;
             };
             header?: never;
