@@ -174,6 +174,10 @@ describe('readings stamped ahead of the gateway clock (future_timestamp)', () =>
     const s = await sessionOf(ch.chargerId);
     expect(s).toMatchObject({ energy_wh: '100', held_wh: '400', review_status: 'held', review_reason: 'future_timestamp' });
     expect(await sessionItem(s.id)).toMatchObject({ kwh: 0.1, review: { status: 'held', reason: 'future_timestamp', held_kwh: 0.4 } });
+    // D122: the meter's present value is not the reading stamped two hours ahead
+    const res = await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(user.token) });
+    const item = (res.json().chargers as Array<{ id: string; latest_meter_wh?: number; meter_updated_at?: string }>).find((x) => x.id === ch.chargerId);
+    expect(item).toMatchObject({ latest_meter_wh: 1_100, meter_updated_at: isoSeconds(now + 3 * 60_000) });
   });
 });
 

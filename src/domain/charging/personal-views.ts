@@ -7,7 +7,7 @@ import { userFeePct } from '../ere/ledger.ts';
 import { utc } from '../chargers/id-tokens.ts';
 import { estimateBasis, kwhOf, type EstimateBasis } from './estimate.ts';
 import { holderAlive, isOnline } from '../chargers/live-view.ts';
-import { ENERGY_REGISTER } from './readings.ts';
+import { ENERGY_REGISTER, FUTURE_TOLERANCE_MS } from './readings.ts';
 import { reviewOf, type SessionReview } from './review.ts';
 import { sessionCredits } from './session-credits.ts';
 import { NOT_SIGNED, type SignedCounts, signedCountsOf } from './signed-counts.ts';
@@ -47,12 +47,17 @@ function recentMonthsFrom(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
 }
 
-/** The latest register reading (wh, measured_at) of the lookup it is given a charger for; from `from` on when given. */
-function latestReading<DB extends Database>(q: SelectQueryBuilder<DB, 'meter_readings', object>, from?: Date) {
+/**
+ * The latest register reading (wh, measured_at) of the lookup it is given a charger for, up to `now` and the
+ * tolerance for a charger's clock (D122: a reading stamped further ahead is held as future_timestamp and is not the
+ * meter's present value); from `from` on when given.
+ */
+function latestReading<DB extends Database>(q: SelectQueryBuilder<DB, 'meter_readings', object>, now: Date, from?: Date) {
   return q
     .select(['meter_readings.wh as latest_wh', 'meter_readings.measured_at as latest_at'])
     .where(sql<boolean>`meter_readings.measurand = ${ENERGY_REGISTER} and meter_readings.phase = ''`)
     .where(from ? sql<boolean>`meter_readings.measured_at >= ${from}::timestamptz` : sql<boolean>`true`)
+    .where(sql<boolean>`meter_readings.measured_at <= ${new Date(now.getTime() + FUTURE_TOLERANCE_MS)}::timestamptz`)
     .orderBy('meter_readings.measured_at', 'desc')
     // two readings of one second (a meterStop stamped in the second of the last MeterValues): the register's later
     // value is the higher one
@@ -74,6 +79,7 @@ function visibleChargers(deps: Deps, userId: string) {
 
 /** The user's charger items; `only` narrows to one charger or a set of them (the push stream, C7.1). */
 export async function listChargerItems(deps: Deps, userId: string, only?: string | string[]): Promise<ChargerItem[]> {
+  const now = deps.clock();
   let q = visibleChargers(deps, userId)
     .leftJoin('ocpp_chargers', 'ocpp_chargers.charger_id', 'chargers.id')
     .select([
@@ -91,7 +97,7 @@ export async function listChargerItems(deps: Deps, userId: string, only?: string
     // the latest register reading of each charger, in one lateral lookup (GET /chargers is polled often), first
     // among the recent months only (D74: the planner then plans those partitions, not every month kept)
     .leftJoinLateral(
-      (eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'chargers.id'), recentMonthsFrom(deps.clock())).as('latest'),
+      (eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'chargers.id'), now, recentMonthsFrom(now)).as('latest'),
       (join) => join.onTrue(),
     )
     .select(['latest.latest_wh', 'latest.latest_at'])
@@ -108,7 +114,7 @@ export async function listChargerItems(deps: Deps, userId: string, only?: string
   if (older.length) {
     const found = await deps.db
       .selectFrom(sql<{ id: string }>`(select unnest(${older}::uuid[]) as id)`.as('c'))
-      .innerJoinLateral((eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'c.id')).as('latest'), (join) => join.onTrue())
+      .innerJoinLateral((eb) => latestReading(eb.selectFrom('meter_readings').whereRef('meter_readings.charger_id', '=', 'c.id'), now).as('latest'), (join) => join.onTrue())
       .select(['c.id', 'latest.latest_wh', 'latest.latest_at'])
       .execute();
     const byId = new Map(found.map((f) => [f.id, f]));
