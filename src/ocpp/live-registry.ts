@@ -5,6 +5,7 @@ import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import {
   COMMAND_SENT,
+  CONNECTION_LOST,
   claimCommand,
   type CommandExecutor,
   pendingCommandIds,
@@ -21,6 +22,12 @@ import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
 const noop = () => {};
+/**
+ * D123: an older socket of a charger that connected again is closed with a close frame that says why (it was
+ * terminated, 1006 without a reason, and a charger could not tell a replacement from a network fault). Closing stops
+ * it taking calls at once; a charger that never answers the close frame is cut by ws after its close timeout.
+ */
+const REPLACED = 'Replaced by a newer connection';
 /** the full sweep for sockets taken over elsewhere runs every 30 polls (60 s): the bus event is the fast path */
 const SWEEP_EVERY_TICKS = 30;
 /** Chargers judged per statement by a sweep (a fallback that runs over every socket of the process). */
@@ -87,7 +94,7 @@ export class LiveRegistry implements CommandExecutor {
     if (older) {
       this.deps.logger.info({ event: 'ocpp.replace', ...who, connectionId: older.connectionId, by: connectionId }, 'ocpp: connection replaced');
       // C4.10: every promise at the edge is handled (close awaits the socket's 'close', which an 'error' can reject)
-      older.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true }).catch(() => {});
+      older.client.close({ code: 1000, reason: REPLACED }).catch(() => {});
     }
     this.metrics.connected.inc({ protocol });
 
@@ -154,11 +161,18 @@ export class LiveRegistry implements CommandExecutor {
     } catch (err) {
       const e = err as { name?: string; rpcErrorCode?: string; message?: string };
       const timeout = err instanceof TimeoutError;
-      this.metrics.callLatency.observe({ ...labels, outcome: timeout ? 'timeout' : 'error' }, seconds());
+      // D123: the socket closed (replaced, dropped, the process stopping) after the call went out and before an
+      // answer: the charger may have acted on it, so the outcome is unknown, as after a timeout; not a refusal
+      const lost = !timeout && e.name === 'AbortError' && e.rpcErrorCode === undefined;
+      this.metrics.callLatency.observe({ ...labels, outcome: timeout || lost ? 'timeout' : 'error' }, seconds());
       await recordCommandOutcome(
         this.deps,
         cmd.id,
-        timeout ? { status: 'timeout', error: 'charger_timeout' } : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
+        timeout
+          ? { status: 'timeout', error: 'charger_timeout' }
+          : lost
+            ? { status: 'timeout', error: CONNECTION_LOST }
+            : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
       );
     }
   }
@@ -238,7 +252,7 @@ export class LiveRegistry implements CommandExecutor {
           'ocpp: connection replaced',
         );
         this.held.delete(chargerId);
-        held.client.close({ code: 1000, reason: 'Replaced by a newer connection', force: true }).catch(() => {});
+        held.client.close({ code: 1000, reason: REPLACED }).catch(() => {});
       }
     }
   }

@@ -112,6 +112,34 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
     }
   });
 
+  it('answers 504 charger_timeout, outcome unknown, when the socket closes after the call went out (D123)', async () => {
+    for (const how of ['the charger drops it', 'a newer connection replaces it'] as const) {
+      const ch = await anOcppCharger(svc, user);
+      const cli = await connectCharger(svc, ch, 'ocpp1.6');
+      let newer: Awaited<ReturnType<typeof connectCharger>> | undefined;
+      const received = new Promise<void>((r) =>
+        cli.handle('RemoteStartTransaction', () => {
+          r();
+          return new Promise(() => {}); // it may have started: the answer never comes
+        }),
+      );
+      const res = command(svc, ch.chargerId, 'RemoteStartTransaction', { idTag: 'X1' });
+      await received;
+      if (how === 'the charger drops it') await cli.close({ force: true });
+      else newer = await connectCharger(svc, ch, 'ocpp1.6');
+      try {
+        const r = await res;
+        expect(r.statusCode, how).toBe(504);
+        expect(r.json(), how).toEqual({ error: 'charger_timeout', detail: expect.stringContaining('the outcome is unknown') });
+        const [row] = await svc.deps.db.selectFrom('ocpp_commands').selectAll().where('charger_id', '=', ch.chargerId).execute();
+        expect(row, how).toMatchObject({ status: 'timeout', error: 'connection_lost' });
+      } finally {
+        await cli.close({ force: true });
+        await newer?.close();
+      }
+    }
+  });
+
   it('answers 409 charger_offline for a charger without a socket or before its BootNotification; 404 for an unknown one', async () => {
     const ch = await anOcppCharger(svc, user);
     const res = await command(svc, ch.chargerId, 'Reset', { type: 'Hard' });

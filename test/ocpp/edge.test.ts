@@ -109,13 +109,15 @@ describe('operator log lines (item 9)', () => {
     const connect = events('ocpp.connect').find((l) => l.identity === ch.identity);
     expect(connect).toMatchObject({ chargerId: ch.chargerId, protocol: 'ocpp2.0.1', remoteAddress: expect.stringContaining('127.0.0.1') });
 
+    // D123: the older socket is told why it is closed
+    const replaced = new Promise<{ code: number; reason: string }>((r) => first.once('close', (e: { code: number; reason: string }) => r(e)));
     const second = await connectCharger(svc, ch, 'ocpp1.6');
+    expect(await replaced).toMatchObject({ code: 1000, reason: 'Replaced by a newer connection' });
     await eventually(() =>
       expect(events('ocpp.replace')).toContainEqual(expect.objectContaining({ identity: ch.identity, chargerId: ch.chargerId, connectionId: connect!.connectionId })),
     );
     await eventually(() =>
       expect(events('ocpp.disconnect')).toContainEqual(
-        // the older socket is terminated (no close handshake with a charger that may be gone): 1006
         expect.objectContaining({ identity: ch.identity, connectionId: connect!.connectionId, code: expect.any(Number) }),
       ),
     );

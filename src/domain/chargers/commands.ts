@@ -104,11 +104,17 @@ function outcomeOf(done: { status: string; response: unknown; error: string | nu
     if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
     throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
   }
+  if (done.error === CONNECTION_LOST) {
+    throw new DomainError('charger_timeout', `${action} was sent to the charger, but its connection closed before an answer came: the outcome is unknown.`);
+  }
   if (done.error === 'holder_gone') {
     throw new DomainError('charger_timeout', `${action} was sent to the charger, but the process holding its connection is gone before an answer came: the outcome is unknown.`);
   }
   throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${timeoutSeconds} s.`);
 }
+
+/** A command's error when the charger's socket closed after the call was sent and before its answer (D123). */
+export const CONNECTION_LOST = 'connection_lost';
 
 /** Bus topics of remote commands: a new command for a holder, and a command's outcome written. */
 export const COMMAND_SENT = 'ocpp_command';
