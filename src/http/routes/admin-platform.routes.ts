@@ -156,7 +156,7 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
       const job = findJob(req.params.job);
       if (!job) throw new DomainError('job_not_found', `No job ${req.params.job}`);
       const outcome = await runJobExclusive(deps, job);
-      if (!outcome.ran) throw new DomainError('job_running', `Job ${job.name} is running in another process; try again later.`);
+      if (!outcome.ran) throw new DomainError('job_running', `Job ${job.name} is already running (in this process or another); try again later.`);
       return { ok: true as const, job: job.name, result: outcome.result ?? null };
     },
   );
