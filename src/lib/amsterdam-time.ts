@@ -109,6 +109,13 @@ export function nextMonth(month: string): string {
   return m === 12 ? `${year + 1}-01` : `${year}-${pad(m + 1)}`;
 }
 
+/** Months from a to b inclusive ('YYYY-MM' strings compare in time order). */
+export function monthRange(a: string, b: string): string[] {
+  const out: string[] = [];
+  for (let m = a; m <= b; m = nextMonth(m)) out.push(m);
+  return out;
+}
+
 /** Start of an Amsterdam month as a UTC instant. */
 export function monthStart(month: string): Date {
   const { year, month: m } = parseMonth(month);

@@ -192,6 +192,24 @@ function ocppMonths(acc: Account, phase: number): Map<string, { wh: bigint; sess
   return out;
 }
 
+/**
+ * D124: a session's counted Wh, month by month as its connection's row carries them: none in a month the CPO
+ * delivered; in a registered month what the phase-1 computation saw (sessions of phase 2 arrived after it, and a
+ * decision on a held step came after it too); the rest as counted now.
+ */
+function sessionCounted(s: Session, acc: Account, rows: Map<string, Row>): bigint {
+  const now = sessionMonths(s, 2, acc.from);
+  const then = sessionMonths(s, 1, acc.from);
+  let t = 0n;
+  for (const month of new Set([...now.keys(), ...then.keys()])) {
+    const r = rows.get(month);
+    if (r?.source === 'cpo') continue;
+    if (r?.status === 'registered') t += s.phase === 1 ? (then.get(month) ?? 0n) : 0n;
+    else t += now.get(month) ?? 0n;
+  }
+  return t;
+}
+
 let svc: TestService;
 const admin = bearer(TEST_ADMIN_TOKEN);
 beforeAll(async () => {
@@ -336,7 +354,8 @@ async function fleet(seed: number): Promise<void> {
   const counts = (a: Account, r: Row) => r.status === 'registered' || eligible(a);
   for (const u of users) {
     const fee = u.accounts[0]!.cpo ? 20n : 15n; // the user's first account's fee: the partner's 20 %, else ERE_FEE_PCT
-    // GET /sessions: kwh = the gateway's counted energy, ERE and euro from the Wh after signing only
+    // GET /sessions: kwh = the gateway's counted energy, ERE and euro from the Wh after signing only, in the months
+    // that carry them (D124)
     const got = (await svc.app.inject({ method: 'GET', url: '/sessions?limit=100', headers: bearer(u.token!) })).json();
     const mine = [...u.accounts.flatMap((a) => a.chargers), ...u.loose].flatMap((c) => c.sessions);
     expect(got.sessions.length, `seed ${seed}`).toBe(mine.length);
@@ -344,7 +363,7 @@ async function fleet(seed: number): Promise<void> {
       const item = got.sessions.find((x: { id: string }) => x.id === s.id);
       const plausible = total(sessionMonths(s, 2, null));
       const acc = s.charger.account;
-      const counted = s.charger.mid && acc && eligible(acc) ? total(sessionMonths(s, 2, acc.from)) : 0n;
+      const counted = s.charger.mid && acc && eligible(acc) ? sessionCounted(s, acc, rows.get(acc.connectionId!)!) : 0n;
       const ere = counted > 0n ? ereOfWh(counted) : 0n;
       expect([item.kwh, item.counts_for_ere, item.ere_credits, item.estimated_euro], `seed ${seed} session ${s.id}`).toEqual([
         n2(kwhUnits(plausible)), counted > 0n, n2(ere), n2(cents(ere, fee)),

@@ -210,6 +210,8 @@ export interface MeterReadingsTable {
   anomaly: string | null;
   /** C5.5: the operator's decision on the flagged step ending here (migrations/0055) */
   review: Generated<'accepted' | 'rejected' | null>;
+  /** migrations/0066: when the operator decided `review` (the database's clock, D124) */
+  reviewed_at: NullableTimestamp;
   /** Power.Active.Import reported with this reading, W */
   power_w: Generated<number | null>;
   received_at: Generated<Date>;
@@ -238,6 +240,8 @@ export interface EnergyMonthsTable {
   held_wh: ColumnType<string, string | number | bigint | undefined, string | number | bigint>;
   hold_reason: ColumnType<'connection_capacity' | null, 'connection_capacity' | null | undefined, 'connection_capacity' | null>;
   hold_status: ColumnType<'held' | 'accepted' | 'rejected' | null, 'held' | 'accepted' | 'rejected' | null | undefined, 'held' | 'accepted' | 'rejected' | null>;
+  /** migrations/0066: when its figures were last computed from the readings (the database's clock, D124) */
+  computed_at: Generated<Date>;
 }
 
 export interface RateLimitsTable {

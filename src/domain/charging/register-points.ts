@@ -46,14 +46,25 @@ export function readingSpanOf(sessions: ReadingSpan[]): { ids: string[]; charger
   return from && to ? { ids: [...ids], chargers: [...chargers], from, to } : undefined;
 }
 
-/** Register points of the given sessions, by session id (sessions without readings are absent). */
-export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise<Map<string, RegisterPoint[]>> {
-  const out = new Map<string, RegisterPoint[]>();
+/** A register point, when its reading reached the gateway and when an operator accepted its held step (if so). */
+export interface ReceivedPoint extends RegisterPoint {
+  receivedAt?: Date;
+  acceptedAt?: Date;
+}
+
+/**
+ * Register points of the given sessions, by session id (sessions without readings are absent); with `received`,
+ * each reading's arrival time and the time its held step was accepted too (what a registered month held,
+ * session-credits.ts).
+ */
+export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { received?: boolean } = {}): Promise<Map<string, ReceivedPoint[]>> {
+  const out = new Map<string, ReceivedPoint[]>();
   const span = readingSpanOf(sessions);
   if (!span) return out;
   const rows = await db
     .selectFrom('meter_readings')
     .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review'])
+    .$if(opts.received === true, (q) => q.select(['received_at', 'reviewed_at']))
     .where('charger_id', 'in', span.chargers)
     .where('session_id', 'in', span.ids)
     .where('measured_at', '>=', span.from)
@@ -67,7 +78,12 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[]): Promise
   for (const r of rows) {
     const list = out.get(r.session_id!) ?? out.set(r.session_id!, []).get(r.session_id!)!;
     // C5.5: the step ending at a flagged reading is held out of ERE until an operator accepts it
-    list.push({ at: r.measured_at, wh: BigInt(r.wh), held: !stepCounts(r.anomaly, r.review) });
+    const p: ReceivedPoint = { at: r.measured_at, wh: BigInt(r.wh), held: !stepCounts(r.anomaly, r.review) };
+    if ('received_at' in r) {
+      p.receivedAt = r.received_at as Date;
+      if (r.review === 'accepted' && r.reviewed_at) p.acceptedAt = r.reviewed_at as Date;
+    }
+    list.push(p);
   }
   // a start point goes in its place in time, before any reading of the same instant (as the session's fold has it)
   for (const s of sessions) {

@@ -2,6 +2,7 @@
 // (meter_readings.anomaly) counts only once accepted (meter_readings.review, readings.ts stepCounts); a decision
 // recomputes the session (energy_wh, held_wh, review columns) and bumps its updated_at, so the next incremental
 // energy aggregation recomputes every month the session's readings touch (docs/energy.md).
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Deps } from '../../deps.ts';
 import { isoUtc as utc } from '../../lib/time.ts';
@@ -51,7 +52,7 @@ export async function decideSessionReview(deps: Deps, sessionId: string, action:
     }
     const marked = await trx
       .updateTable('meter_readings')
-      .set({ review })
+      .set({ review, reviewed_at: sql<Date>`clock_timestamp()` })
       .where('session_id', '=', sessionId)
       .where('measurand', '=', ENERGY_REGISTER)
       .where('phase', '=', '')

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { Logger } from 'pino';
-import { monthOf, nextMonth } from '../../lib/amsterdam-time.ts';
+import { monthOf, monthRange } from '../../lib/amsterdam-time.ts';
 import { mandateFrom } from '../ere/counting.ts';
 
 export interface ConnPlan {
@@ -24,12 +24,6 @@ export interface ConnPlan {
   skipped: string[];
 }
 
-/** Months from a to b inclusive ('YYYY-MM' strings compare in time order). */
-export function monthRange(a: string, b: string): string[] {
-  const out: string[] = [];
-  for (let m = a; m <= b; m = nextMonth(m)) out.push(m);
-  return out;
-}
 
 /**
  * The connections to aggregate (active, the only active connection of their account), in connection id order, each

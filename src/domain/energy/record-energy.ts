@@ -181,6 +181,8 @@ type Row = StoredMonth & { connection_id: string; month: string };
  * one month leave one row), the existing ones read FOR UPDATE in one, then decideMonthWrite per delivery in the
  * given order on the row as the deliveries before it left it, and the changed rows written in one statement (and
  * one more for rows whose kWh stand but whose exact Wh or session count changed). One result per delivery, in order.
+ * Each written row's `computed_at` is the database's clock at the write, just after the aggregation read the readings
+ * its figures come from in the same transaction (D124: what a registered month holds).
  */
 export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promise<RecordEnergyResult[]> {
   const results: RecordEnergyResult[] = new Array(deliveries.length);
@@ -203,8 +205,8 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
     const ff = firsts.map((v) => monthFigures(deps.config, v.d));
     const figuresOf = new Map(firsts.map((v, k) => [v.key, ff[k]!]));
     const created = await sql<{ id: string; connection_id: string; month: string }>`
-      insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at)
-      select c, m, k::numeric, w::bigint, s, src, h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz
+      insert into energy_months (connection_id, month, kwh, wh, sessions, source, held_wh, hold_reason, hold_status, created_at, updated_at, computed_at)
+      select c, m, k::numeric, w::bigint, s, src, h::bigint, hr, hs, ${now}::timestamptz, ${now}::timestamptz, clock_timestamp()
         from unnest(${firsts.map((v) => v.d.connectionId)}::uuid[], ${firsts.map((v) => v.d.month)}::text[], ${ff.map((f) => f.kwh)}::text[],
                     ${ff.map((f) => f.wh)}::text[], ${firsts.map((v) => v.d.sessions ?? 0)}::int[], ${firsts.map((v) => v.d.source)}::text[],
                     ${ff.map((f) => f.held_wh)}::text[], ${ff.map((f) => f.hold_reason)}::text[], ${ff.map((f) => f.hold_status)}::text[])
@@ -250,7 +252,7 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
       await sql`
         update energy_months e
            set kwh = u.k::numeric, wh = u.w::bigint, sessions = u.s, source = u.src, held_wh = u.h::bigint, hold_reason = u.hr, hold_status = u.hs,
-               status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null
+               status = 'delivered', updated_at = ${now}::timestamptz, review_started_at = null, rejected_at = null, computed_at = clock_timestamp()
           from unnest(${list.map((r) => r.id)}::uuid[], ${list.map((r) => r.kwh)}::text[], ${list.map((r) => r.wh)}::text[], ${list.map((r) => r.sessions)}::int[],
                       ${list.map((r) => r.source)}::text[], ${list.map((r) => r.held_wh)}::text[], ${list.map((r) => r.hold_reason ?? null)}::text[],
                       ${list.map((r) => r.hold_status)}::text[]) as u(id, k, w, s, src, h, hr, hs)
@@ -259,7 +261,7 @@ export async function writeDeliveries(deps: Deps, deliveries: Delivery[]): Promi
     const touches = changed('touch');
     if (touches.length > 0) {
       await sql`
-        update energy_months e set wh = u.w::bigint, sessions = u.s, updated_at = ${now}::timestamptz
+        update energy_months e set wh = u.w::bigint, sessions = u.s, updated_at = ${now}::timestamptz, computed_at = clock_timestamp()
           from unnest(${touches.map((r) => r.id)}::uuid[], ${touches.map((r) => r.wh)}::text[], ${touches.map((r) => r.sessions)}::int[]) as u(id, w, s)
          where e.id = u.id`.execute(db);
     }
