@@ -99,6 +99,21 @@ describe('rate limits (C1.5)', () => {
     expect(res.headers['ratelimit-policy']).toBe('"token";q=2;w=60');
   });
 
+  it("wrong secrets for a client_id count against the sender's IP, never the client's own count (D125)", async () => {
+    const victim = await aPartner(a.deps);
+    const guess = { grant_type: 'client_credentials', client_id: victim.clientId, client_secret: 'wrong' };
+    for (let i = 0; i < 5; i++) {
+      const r = await a.app.inject({ method: 'POST', url: '/oauth/token', payload: guess });
+      expect(r.statusCode).toBe(401);
+      expect(r.headers['ratelimit-policy']).not.toContain('"token";');
+    }
+    // the client itself still has its whole count (2 here)
+    const real = { ...guess, client_secret: victim.clientSecret };
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push((await a.app.inject({ method: 'POST', url: '/oauth/token', payload: real })).statusCode);
+    expect(codes).toEqual([200, 200, 429]);
+  });
+
   it('a refused request counts against the client IP and carries the headers; its status stays', async () => {
     const res = await a.app.inject({ method: 'POST', url: '/partner/probe', headers: bearer('pk_test_not-a-key') });
     expect(res.statusCode).toBe(401);

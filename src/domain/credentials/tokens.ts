@@ -30,6 +30,17 @@ export interface TokenResponse {
 }
 
 /** C1.1: issue a one-hour access token for a CPO client. Errors carry the OAuth codes of C1.1. */
+/** Whether client_id and client_secret name a live CPO client (the token endpoint's per-client count, D125). */
+export async function clientAuthenticates(deps: Deps, clientId: string, clientSecret: string): Promise<boolean> {
+  const client = await deps.db
+    .selectFrom('cpo_clients')
+    .select('secret_hash')
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return client !== undefined && client.secret_hash === hashSecret(clientSecret);
+}
+
 export async function issueClientCredentialsToken(deps: Deps, req: TokenRequest): Promise<TokenResponse> {
   // C1.1: an absent or empty field is invalid_request, checked in this order (grant type before the client)
   if (!req.grant_type) throw new DomainError('invalid_request', 'grant_type is required');

@@ -5,8 +5,10 @@
 //   cpo       per CPO client (every token of one client shares the count)
 //   partner   per partner API key
 //   personal  per personal API token
-//   token     POST /oauth/token, per client_id in the body
-//   token-ip  POST /oauth/token, per client IP as well, so invented client ids get no fresh buckets
+//   token     POST /oauth/token, per client_id in the body, when the body's client_secret is that client's (D125:
+//             wrong guesses by anyone else must not use up the client's own count and lock it out)
+//   token-ip  POST /oauth/token, per client IP as well, so invented client ids get no fresh buckets; a request that
+//             does not authenticate counts here and as public only
 //   public    requests without a credential (public pages, unknown routes), per client IP
 // Not counted: the admin API (operator tooling; its failed authentications are limited in auth.ts), /healthz,
 // /readyz, /metrics and the API docs. A request the auth layer refused (401/403) counts against the client IP
@@ -22,6 +24,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { Deps } from '../../deps.ts';
+import { clientAuthenticates } from '../../domain/credentials/tokens.ts';
 import { hitRateLimit, readRateLimit } from '../../domain/platform/rate-limits.ts';
 import type { App } from '../types.ts';
 
@@ -51,7 +54,7 @@ type Keyed = FastifyRequest & { [KEY]?: string };
 const EXEMPT_PREFIXES = ['/docs', '/openapi.json'];
 
 /** Which policies and counters a request falls under, or null when it is not counted. */
-export function classify(req: FastifyRequest): Target[] | null {
+export async function classify(req: FastifyRequest, deps: Deps): Promise<Target[] | null> {
   const cfg = req.routeOptions.config;
   if (cfg?.rateLimit === false) return null;
   const url = req.routeOptions.url;
@@ -64,8 +67,14 @@ export function classify(req: FastifyRequest): Target[] | null {
   if (p?.kind === 'personal') return [{ policy: 'personal', id: p.tokenId }];
   if (url === '/oauth/token') {
     const byIp: Target = { policy: 'token-ip', id: req.ip };
-    const clientId = (req.body as { client_id?: unknown } | undefined)?.client_id;
-    if (typeof clientId === 'string' && clientId.length > 0 && clientId.length <= 200) {
+    const body = req.body as { client_id?: unknown; client_secret?: unknown } | undefined;
+    const clientId = body?.client_id;
+    const secret = body?.client_secret;
+    if (
+      typeof clientId === 'string' && clientId.length > 0 && clientId.length <= 200 &&
+      typeof secret === 'string' && secret.length > 0 && secret.length <= 500 &&
+      (await clientAuthenticates(deps, clientId, secret))
+    ) {
       return [{ policy: 'token', id: clientId }, byIp];
     }
     return [byIp, { policy: 'public', id: req.ip }];
@@ -118,7 +127,8 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
   };
 
   app.addHook('preHandler', async (req, reply) => {
-    const targets = classify(req);
+    // a database that cannot say whether the client authenticates: served uncounted, as when the counters fail
+    const targets = await classify(req, deps).catch(() => null);
     if (!targets) return;
     const wait = await count(req, reply, targets);
     if (wait !== null) {
@@ -132,7 +142,7 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
   // response carries the headers too. Its status stays what it was.
   app.addHook('onSend', async (req, reply, payload) => {
     if ((req as Keyed)[KEY] !== undefined || reply.hasHeader('RateLimit')) return payload;
-    const targets = classify(req);
+    const targets = await classify(req, deps).catch(() => null);
     if (targets) await count(req, reply, targets);
     return payload;
   });
