@@ -307,6 +307,21 @@ describe('mandate links and the signing page', () => {
       expect((await mandates(a.connection_id))[0]!.signatory_name).toBe('Jan de Vries');
     });
 
+    it('a CPO token needs the scope of what the helper writes (D126)', async () => {
+      const a = await anAccount(svc, partner);
+      const readOnly = await partner.cpoToken(['cpo:accounts:read']);
+      for (const [url, payload, scope] of [
+        [`/sandbox/connections/${a.connection_id}/sign-mandate`, {}, 'cpo:accounts:write'],
+        [`/sandbox/connections/${a.connection_id}/register-ere`, { month: '2026-10' }, 'cpo:sessions:write'],
+        ['/sandbox/ean-recheck', {}, 'cpo:accounts:write'],
+      ] as const) {
+        const res = await svc.app.inject({ method: 'POST', url, headers: bearer(readOnly), payload });
+        expect(res.statusCode, url).toBe(403);
+        expect(res.json(), url).toMatchObject({ error: 'Insufficient scope', required_scope: scope });
+      }
+      expect((await conn(a.connection_id)).mandate_status).toBe('pending');
+    });
+
     it('a personal token is refused', async () => {
       const u = await aUser(svc.deps);
       const res = await svc.app.inject({ method: 'POST', url: '/sandbox/ean-recheck', headers: bearer(u.token), payload: {} });

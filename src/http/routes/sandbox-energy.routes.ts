@@ -13,7 +13,8 @@ export const sandboxEnergyRoutes: RouteRegistrar = (app, deps) => {
   app.post(
     '/sandbox/connections/:connection_id/register-ere',
     {
-      config: { auth: { accepts: ['cpo', 'partner'] } },
+      // D126: a CPO token needs the scope that delivers energy (a partner key is the partner's whole sandbox)
+      config: { auth: { accepts: ['cpo', 'partner'], scope: 'cpo:sessions:write' } },
       schema: {
         tags: ['Sandbox helpers'],
         summary: 'Mark a delivered month of the connection registered as ERE (sandbox)',

@@ -18,7 +18,8 @@ export const sandboxOnboardingRoutes: RouteRegistrar = (app, deps) => {
   app.post(
     '/sandbox/connections/:connection_id/sign-mandate',
     {
-      config: { auth: { accepts: ['cpo', 'partner'] } },
+      // D126: a CPO token needs the scope that writes accounts (a partner key is the partner's whole sandbox)
+      config: { auth: { accepts: ['cpo', 'partner'], scope: 'cpo:accounts:write' } },
       schema: {
         tags: ['Sandbox helpers'],
         summary: 'Sign the pending machtiging of a connection as the customer would (sandbox only)',
@@ -47,7 +48,7 @@ export const sandboxOnboardingRoutes: RouteRegistrar = (app, deps) => {
   app.post(
     '/sandbox/ean-recheck',
     {
-      config: { auth: { accepts: ['cpo', 'partner'] } },
+      config: { auth: { accepts: ['cpo', 'partner'], scope: 'cpo:accounts:write' } },
       schema: {
         tags: ['Sandbox helpers'],
         summary: "Run the periodic EAN re-check now over the caller's unverified connections (sandbox only)",

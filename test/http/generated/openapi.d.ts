@@ -3234,7 +3234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3242,7 +3242,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        required_scope?: string;
+                    };
                 };
             };
             /** @description `connection_not_found` */
@@ -3361,7 +3363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3369,7 +3371,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        required_scope?: string;
+                    };
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -7578,7 +7582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden */
+            /** @description `Insufficient scope` (the token lacks cpo:sessions:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7586,7 +7590,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        required_scope?: string;
+                    };
                 };
             };
             /** @description `connection_not_found`, `energy_month_not_found` */
