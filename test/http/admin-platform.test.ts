@@ -6,7 +6,7 @@ import { registeredRoutes } from '../../src/http/app.ts';
 import { hashSecret } from '../../src/lib/secrets.ts';
 import { runAdminCli, toRequest } from '../../src/cli/admin.ts';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
-import { bearer } from '../helpers/factories.ts';
+import { aUser, bearer } from '../helpers/factories.ts';
 
 const admin = bearer(TEST_ADMIN_TOKEN);
 
@@ -100,6 +100,19 @@ describe('admin API (C1.6)', () => {
     const none = await post(`/admin/users/${user_id}/accounts`, { account_id: '00000000-0000-4000-8000-000000000000' });
     expect(none.statusCode).toBe(404);
     expect(none.json().error).toBe('account_not_found');
+  });
+
+  it("moving an account to another owner moves the chargers the previous owner registered on it (D127)", async () => {
+    const seller = await aUser(svc.deps);
+    const buyer = await aUser(svc.deps);
+    const account = await svc.deps.db.insertInto('accounts').values({ display_name: 'Huis', owner_user_id: seller.userId }).returning('id').executeTakeFirstOrThrow();
+    const onAccount = await svc.deps.db.insertInto('chargers').values({ nickname: 'Oprit', owner_user_id: seller.userId, account_id: account.id }).returning('id').executeTakeFirstOrThrow();
+    const own = await svc.deps.db.insertInto('chargers').values({ nickname: 'Elders', owner_user_id: seller.userId }).returning('id').executeTakeFirstOrThrow();
+    expect((await post(`/admin/users/${buyer.userId}/accounts`, { account_id: account.id })).statusCode).toBe(200);
+    const seen = async (token: string) =>
+      ((await svc.app.inject({ method: 'GET', url: '/chargers', headers: bearer(token) })).json().chargers as Array<{ id: string }>).map((c) => c.id).sort();
+    expect(await seen(seller.token)).toEqual([own.id]);
+    expect(await seen(buyer.token)).toEqual([onAccount.id]);
   });
 
   it('lists the jobs with their crons', async () => {

@@ -136,13 +136,22 @@ async function requireUser(deps: Deps, userId: string): Promise<void> {
 /** C1.6: link an account to the user who owns it (the Personal API then shows its chargers and energy). */
 export async function linkAccountOwner(deps: Deps, userId: string, accountId: string): Promise<{ ok: true }> {
   await requireUser(deps, userId);
-  const r = await deps.db
-    .updateTable('accounts')
-    .set({ owner_user_id: userId, updated_at: deps.clock() })
-    .where('id', '=', accountId)
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) === 0) throw new DomainError('account_not_found', `No account ${accountId}`);
-  return { ok: true };
+  return deps.db.transaction().execute(async (trx) => {
+    const before = await trx.selectFrom('accounts').select('owner_user_id').where('id', '=', accountId).forUpdate().executeTakeFirst();
+    if (!before) throw new DomainError('account_not_found', `No account ${accountId}`);
+    await trx.updateTable('accounts').set({ owner_user_id: userId, updated_at: deps.clock() }).where('id', '=', accountId).execute();
+    // D127: the chargers the previous owner registered on the account go with it (a house sold with its charger):
+    // the previous owner no longer sees or controls them through their own registration
+    if (before.owner_user_id !== null && before.owner_user_id !== userId) {
+      await trx
+        .updateTable('chargers')
+        .set({ owner_user_id: userId })
+        .where('account_id', '=', accountId)
+        .where('owner_user_id', '=', before.owner_user_id)
+        .execute();
+    }
+    return { ok: true as const };
+  });
 }
 
 export async function createPartner(
