@@ -15,6 +15,7 @@ Commands:
                                             POST /admin/partners/:partner_id/api-keys (revokes the earlier key)
   create-cpo-client <partner_id> [--scopes a,b]
                                             POST /admin/partners/:partner_id/cpo-clients
+  revoke-cpo-client <client_id>             POST /admin/cpo-clients/:client_id/revoke (the client and its tokens)
   create-user --email <email> [--full-name <name>]
                                             POST /admin/users
   mint-user-token <user_id> --scopes chargers:read,chargers:write
@@ -125,6 +126,8 @@ export function toRequest(argv: string[]): { method: string; path: string; body?
       return { method: 'POST', path: `/admin/partners/${seg(need(p[0], 'partner_id'))}/api-keys`, body: { legacy_prefix: f['legacy-prefix'] === true || f['legacy-prefix'] === 'true' } };
     case 'create-cpo-client':
       return { method: 'POST', path: `/admin/partners/${seg(need(p[0], 'partner_id'))}/cpo-clients`, body: { scopes: list(f['scopes']) } };
+    case 'revoke-cpo-client':
+      return { method: 'POST', path: `/admin/cpo-clients/${seg(need(p[0], 'client_id'))}/revoke` };
     case 'create-user':
       return { method: 'POST', path: '/admin/users', body: { email: need(f['email'] ?? p[0], '--email'), full_name: typeof f['full-name'] === 'string' ? f['full-name'] : undefined } };
     case 'mint-user-token':

@@ -70,6 +70,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   'Too many requests': 429,
   // C1.6 admin API (platform)
   partner_not_found: 404,
+  cpo_client_not_found: 404,
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,

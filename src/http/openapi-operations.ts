@@ -63,6 +63,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/partners': 'adminCreatePartner',
   'POST /admin/partners/{partner_id}/api-keys': 'adminMintPartnerApiKey',
   'POST /admin/partners/{partner_id}/cpo-clients': 'adminCreateCpoClient',
+  'POST /admin/cpo-clients/{client_id}/revoke': 'adminRevokeCpoClient',
   'POST /admin/users': 'adminCreateUser',
   'POST /admin/users/{user_id}/api-tokens': 'adminMintPersonalToken',
   'POST /admin/users/{user_id}/accounts': 'adminLinkAccountToUser',

@@ -69,6 +69,19 @@ describe('admin API (C1.6)', () => {
     // the client works at the token endpoint
     const t = await svc.app.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: c.json().client_id, client_secret: c.json().client_secret } });
     expect(t.statusCode).toBe(200);
+    // D128: revoked, the client and its token are refused at once; a second revoke answers the same
+    const catalog = () => svc.app.inject({ method: 'GET', url: '/v1/catalog/chargers', headers: bearer(t.json().access_token) });
+    expect((await catalog()).statusCode).toBe(200);
+    const revoked = await post(`/admin/cpo-clients/${c.json().client_id}/revoke`, {});
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.json()).toEqual({ client_id: c.json().client_id, revoked_tokens: 1 });
+    expect((await catalog()).statusCode).toBe(401);
+    const again = await svc.app.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'client_credentials', client_id: c.json().client_id, client_secret: c.json().client_secret } });
+    expect(again.statusCode).toBe(401);
+    expect(again.json().error).toBe('invalid_client');
+    expect((await post(`/admin/cpo-clients/${c.json().client_id}/revoke`, {})).json()).toEqual({ client_id: c.json().client_id, revoked_tokens: 0 });
+    const unknown = await post('/admin/cpo-clients/cc_nope/revoke', {});
+    expect([unknown.statusCode, unknown.json().error]).toEqual([404, 'cpo_client_not_found']);
 
     const bad = await post(`/admin/partners/${partner_id}/cpo-clients`, { scopes: ['chargers:read'] });
     expect(bad.statusCode).toBe(400);
@@ -133,6 +146,7 @@ describe('admin API (C1.6)', () => {
 
   it('the CLI maps commands to admin requests and prints the answer', async () => {
     expect(toRequest(['link-account', 'u1', 'a1'])).toEqual({ method: 'POST', path: '/admin/users/u1/accounts', body: { account_id: 'a1' } });
+    expect(toRequest(['revoke-cpo-client', 'cc_1'])).toEqual({ method: 'POST', path: '/admin/cpo-clients/cc_1/revoke' });
     expect(toRequest(['request', 'get', '/admin/outbox'])).toEqual({ method: 'GET', path: '/admin/outbox' });
     expect(toRequest(['list-jobs'])).toEqual({ method: 'GET', path: '/admin/jobs' });
     const out: string[] = [];

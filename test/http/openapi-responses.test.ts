@@ -143,6 +143,7 @@ describe('responses match /openapi.json', () => {
       [{ method: 'POST', url: `/admin/partners/${Z}/api-keys`, body: {} }, 404, 'partner_not_found'],
       [{ method: 'POST', url: '/admin/partners/nope/api-keys', body: {} }, 400, 'invalid_request'],
       [{ method: 'POST', url: `/admin/partners/${Z}/cpo-clients`, body: {} }, 404, 'partner_not_found'],
+      [{ method: 'POST', url: '/admin/cpo-clients/cc_unknown/revoke', body: {} }, 404, 'cpo_client_not_found'],
       [{ method: 'POST', url: '/admin/users', body: { email: 'nope' } }, 400, 'invalid_request'],
       [{ method: 'POST', url: `/admin/users/${Z}/api-tokens`, body: { scopes: ['chargers:read'] } }, 404, 'user_not_found'],
       [{ method: 'POST', url: `/admin/users/${owner.userId}/accounts`, body: { account_id: Z } }, 404, 'account_not_found'],

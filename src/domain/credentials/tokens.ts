@@ -214,6 +214,22 @@ export async function createCpoClient(
   return { client_id: clientId, client_secret: secret, scopes };
 }
 
+/**
+ * D128: revoke a CPO client (a leaked secret, an integration retired) and every access token it holds, at once; the
+ * token endpoint then refuses the client (`invalid_client`) and its tokens are 401. A client already revoked answers
+ * the same, with no token left to revoke.
+ */
+export async function revokeCpoClient(deps: Deps, clientId: string): Promise<{ client_id: string; revoked_tokens: number }> {
+  return deps.db.transaction().execute(async (trx) => {
+    const client = await trx.selectFrom('cpo_clients').select(['id', 'revoked_at']).where('client_id', '=', clientId).forUpdate().executeTakeFirst();
+    if (!client) throw new DomainError('cpo_client_not_found', `No CPO client ${clientId}`);
+    const now = deps.clock();
+    if (client.revoked_at === null) await trx.updateTable('cpo_clients').set({ revoked_at: now }).where('id', '=', client.id).execute();
+    const tokens = await trx.updateTable('access_tokens').set({ revoked_at: now }).where('cpo_client_id', '=', client.id).where('revoked_at', 'is', null).executeTakeFirst();
+    return { client_id: clientId, revoked_tokens: Number(tokens.numUpdatedRows) };
+  });
+}
+
 export async function createUser(
   deps: Deps,
   input: { email: string; full_name?: string | null | undefined },

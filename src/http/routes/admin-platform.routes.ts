@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CPO_SCOPES, PERSONAL_SCOPES } from '../../domain/credentials/scopes.ts';
 import {
   createCpoClient,
+  revokeCpoClient,
   createPartner,
   createUser,
   linkAccountOwner,
@@ -77,6 +78,20 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req, reply) =>
       reply.code(201).send(await createCpoClient(deps, req.params.partner_id, { scopes: req.body?.scopes })),
+  );
+
+  app.post(
+    '/admin/cpo-clients/:client_id/revoke',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Revoke a CPO client and every access token it holds (the token endpoint refuses it from then on)',
+        params: z.object({ client_id: z.string().min(1).max(200) }),
+        response: { 200: z.object({ client_id: z.string(), revoked_tokens: z.number().int() }), ...errors, 404: errorOf('cpo_client_not_found') },
+      },
+    },
+    async (req) => revokeCpoClient(deps, req.params.client_id),
   );
 
   app.post(
