@@ -71,6 +71,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   // C1.6 admin API (platform)
   partner_not_found: 404,
   cpo_client_not_found: 404,
+  claim_confirm_required: 409,
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,

@@ -8,11 +8,18 @@ import path from 'node:path';
 export interface Cipher {
   encrypt(plain: string): string;
   decrypt(stored: string): string;
+  /** A keyed MAC of `data` (HMAC-SHA256, base64url) under a key derived from the data key: codes the service checks later without storing them. */
+  mac(data: string): string;
 }
 
 export function createCipher(key: Buffer): Cipher {
   if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
+  // a key of its own for MACs: the data key itself is only ever used for AES-GCM
+  const macKey = crypto.createHmac('sha256', key).update('ere-gateway mac v1').digest();
   return {
+    mac(data) {
+      return crypto.createHmac('sha256', macKey).update(data).digest('base64url');
+    },
     encrypt(plain) {
       const iv = crypto.randomBytes(12);
       const c = crypto.createCipheriv('aes-256-gcm', key, iv);

@@ -124,6 +124,30 @@ describe('claim page in Chromium', () => {
     expect(await page.locator('#iban').inputValue()).toBe(''); // never echoed back
     await page.fill('#postal_code', '3511ab');
     await page.fill('#iban', 'NL91ABNA0417164300');
+    // D129: the address is a user's: nothing is linked until its owner confirms from the link e-mailed to it
+    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    expect(await page.locator('h1').textContent()).toBe('Confirm through your e-mail');
+    expect(await svc.deps.db.selectFrom('accounts').select('id').where('owner_user_id', '=', existing.userId).execute()).toEqual([]);
+    const mails = await svc.deps.db.selectFrom('outbox_messages').select(['to_email', 'body']).where('draft_id', '=', draftId).where('kind', '=', 'claim_link_confirm').execute();
+    expect(mails.map((m) => m.to_email)).toEqual(['tom@klant.nl']);
+    const link = /(http\S+confirm=\S+)/.exec(mails[0]!.body)![1]!;
+    // a code for another draft or user, or none, confirms nothing: the form posted without it sends no second mail
+    await page.goto(link.replace(/confirm=[^&\s]+/, 'confirm=forged'));
+    await page.fill('#postal_code', '3511ab');
+    await page.fill('#house_number', '7B');
+    await page.fill('#street', 'Oudegracht');
+    await page.fill('#city', 'Utrecht');
+    await page.fill('#iban', 'NL91ABNA0417164300');
+    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    expect(await page.locator('h1').textContent()).toBe('Confirm through your e-mail');
+    expect((await svc.deps.db.selectFrom('outbox_messages').select('id').where('draft_id', '=', draftId).where('kind', '=', 'claim_link_confirm').execute()).length).toBe(1);
+    // the owner opens the link from the e-mail and confirms
+    await page.goto(link);
+    await page.fill('#postal_code', '3511ab');
+    await page.fill('#house_number', '7B');
+    await page.fill('#street', 'Oudegracht');
+    await page.fill('#city', 'Utrecht');
+    await page.fill('#iban', 'NL91ABNA0417164300');
     await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
     expect(await page.locator('h1').textContent()).toBe('Your account has been created');
     // the register found the EAN at the address; the machtiging is still to be signed, and the page says so

@@ -6,13 +6,13 @@
 // finds it claimed (410), never a second user or account, and a crash half-way leaves the draft open.
 import type { Deps } from '../../deps.ts';
 import type { PartnerDraftsTable } from '../../db/tables/partner.ts';
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { joinTransaction } from '../../db/join-transaction.ts';
 import { createConceptAccount } from '../accounts/index.ts';
 import { normaliseIban } from '../accounts/validate.ts';
 import { issueMandateLink, type Locale } from '../mandates/index.ts';
-import { createUser } from '../credentials/tokens.ts';
-import { isDomainError } from '../errors.ts';
+import { DomainError, isDomainError } from '../errors.ts';
+import { askExistingUserToConfirm, confirmsExistingUser, userOfDraftEmail } from './claim-existing-user.ts';
 import { hashSecret } from '../../lib/secrets.ts';
 import { looksLikeClaimToken } from './tokens.ts';
 import { validEan, validHouseNumber, validPostalCode } from './validate.ts';
@@ -45,12 +45,16 @@ export interface ClaimForm {
   house_number_addition?: string | undefined;
   /** the payout account (spec: needed for eligibility); the claim page is where a claimed customer gives it */
   iban?: string | undefined;
+  /** D129: the code of the confirmation link e-mailed to an existing user's address */
+  confirm?: string | undefined;
 }
 
 export type ClaimOutcome =
   | { state: 'not_found' }
   | { state: 'claimed' }
   | { state: 'invalid'; draft: Draft; code: string; message: string; eanCandidates?: string[] }
+  /** D129: the address is an existing user's; the confirmation link went to it */
+  | { state: 'confirm_sent'; draft: Draft }
   | { state: 'done'; draft: Draft; userId: string; accountId: string; connectionId: string | null; next: NextStep };
 
 /** What the customer still has to do after the claim (issue 14 item 5: never "nothing more to do" while unsigned). */
@@ -121,6 +125,14 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   const withConnection = !!(ean && d.postal_code && d.house_number);
   if (withConnection && (!street || !city)) return invalid('address_required', 'street');
 
+  // D129: an address that is already a user's is linked only when its owner confirms, from a link e-mailed to it
+  const existing = await userOfDraftEmail(deps, d.email_lower);
+  if (existing && !confirmsExistingUser(deps, d.id, existing.id, form.confirm)) {
+    await askExistingUserToConfirm(deps, d, existing.id, token, locale);
+    return { state: 'confirm_sent', draft: d };
+  }
+  const confirmedUserId = existing?.id ?? null;
+
   let done: { userId: string; accountId: string; connectionId: string | null } | null;
   try {
     done = await deps.db.transaction().execute(async (trx) => {
@@ -129,7 +141,7 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
       // back and leaves the draft open, so it can be claimed again.
       const locked = await trx.selectFrom('partner_drafts').select('status').where('id', '=', d.id).forUpdate().executeTakeFirst();
       if (locked?.status !== 'open') return null;
-      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection, iban });
+      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection, iban, confirmedUserId });
     });
   } catch (err) {
     if (isDomainError(err)) return { state: 'invalid', draft: d, code: err.code, message: err.detail ?? err.code };
@@ -146,15 +158,14 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
 async function claimInTransaction(
   tdeps: Deps,
   d: Draft,
-  c: { ean: string | null; street: string | null; city: string | null; withConnection: boolean; iban: string | null },
+  c: { ean: string | null; street: string | null; city: string | null; withConnection: boolean; iban: string | null; confirmedUserId: string | null },
 ): Promise<{ userId: string; accountId: string; connectionId: string | null }> {
-  // an existing user (by e-mail, case-insensitive) is linked as is; otherwise the user is created
-  const existing = await tdeps.db
-    .selectFrom('users')
-    .select('id')
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', d.email_lower))
-    .executeTakeFirst();
-  const userId = existing?.id ?? (await createUser(tdeps, { email: d.email, full_name: d.contact_name ?? d.name })).user_id;
+  // an existing user (by e-mail, case-insensitive) is linked as is when its owner confirmed (D129); otherwise the
+  // user is created
+  const existing = await userOfDraftEmail(tdeps, d.email_lower);
+  // a user made with this address between the check and here has not confirmed: nothing is written
+  if (existing && existing.id !== c.confirmedUserId) throw new DomainError('claim_confirm_required', 'The address became a user meanwhile; confirm again.');
+  const userId = existing?.id ?? (await newUserOf(tdeps, d.email, d.contact_name ?? d.name));
   const displayName = d.company_name ?? d.name;
   let accountId: string;
   let connectionId: string | null = null;
@@ -227,4 +238,19 @@ async function claimInTransaction(
     .where('id', '=', d.id)
     .execute();
   return { userId, accountId, connectionId };
+}
+
+/**
+ * A new user for the claimed address. One made by a concurrent claim or sign-up since the check above is not taken
+ * over (it has not confirmed, D129): nothing is written, and the customer confirms again.
+ */
+async function newUserOf(tdeps: Deps, email: string, fullName: string): Promise<string> {
+  const row = await tdeps.db
+    .insertInto('users')
+    .values({ email: email.trim(), full_name: fullName })
+    .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) throw new DomainError('claim_confirm_required', 'The address became a user meanwhile; confirm again.');
+  return row.id;
 }

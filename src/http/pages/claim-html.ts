@@ -32,6 +32,8 @@ const T = {
       `De machtiging kan nog niet worden ondertekend. ${mail ? `Mail ons op ${mail}, dan helpen we u verder.` : 'Neem contact met ons op, dan helpen we u verder.'}`,
     notFoundTitle: 'Link niet gevonden', notFoundBody: 'Deze link is onbekend of onvolledig. Controleer de link in uw e-mail.',
     claimedTitle: 'Al bevestigd', claimedBody: 'Deze aanmelding is al bevestigd.',
+    confirmSentTitle: 'Bevestig via uw e-mail',
+    confirmSentBody: 'Er bestaat al een account met dit e-mailadres. We hebben er een bericht naartoe gestuurd: open de link daarin om deze aanmelding aan uw account toe te voegen.',
     errors: {
       address_required: 'Vul het adres volledig in.',
       invalid_postal_code: 'Deze postcode is ongeldig; schrijf haar als 1234 AB.',
@@ -40,6 +42,7 @@ const T = {
       ean_required: 'Vul uw EAN-code in: zonder EAN-code kunt u de machtiging niet ondertekenen.',
       ean_choose: 'Op dit adres zijn meerdere aansluitingen. Kies uw EAN-code.',
       ean_in_use: 'Deze EAN-code is al geregistreerd.',
+      claim_confirm_required: 'Er is intussen een account met dit e-mailadres aangemaakt. Bevestig de aanmelding opnieuw.',
       ean_address_mismatch: 'Deze EAN-code hoort volgens het register niet bij uw adres.',
       ean_not_dutch: 'Deze EAN-code is geen Nederlandse aansluiting.',
       invalid_iban: 'Dit IBAN is ongeldig: 15 tot 34 letters en cijfers, zoals NL91 ABNA 0417 1643 00.',
@@ -72,6 +75,8 @@ const T = {
       `The authorisation cannot be signed yet. ${mail ? `E-mail us at ${mail} and we will help you further.` : 'Contact us and we will help you further.'}`,
     notFoundTitle: 'Link not found', notFoundBody: 'This link is unknown or incomplete. Check the link in your e-mail.',
     claimedTitle: 'Already confirmed', claimedBody: 'This registration has already been confirmed.',
+    confirmSentTitle: 'Confirm through your e-mail',
+    confirmSentBody: 'An account with this e-mail address already exists. We have sent a message to it: open the link in it to add this registration to your account.',
     errors: {
       address_required: 'Fill in the full address.',
       invalid_postal_code: 'This postal code is not valid; write it as 1234 AB.',
@@ -80,6 +85,7 @@ const T = {
       ean_required: 'Enter your EAN code: without it you cannot sign the authorisation.',
       ean_choose: 'There are several connections at this address. Choose your EAN code.',
       ean_in_use: 'This EAN code is already registered.',
+      claim_confirm_required: 'An account with this e-mail address was created meanwhile. Confirm the registration again.',
       ean_address_mismatch: 'According to the register this EAN code does not belong to your address.',
       ean_not_dutch: 'This EAN code is not a Dutch connection.',
       invalid_iban: 'This IBAN is not valid: 15 to 34 letters and digits, such as NL91 ABNA 0417 1643 00.',
@@ -109,8 +115,9 @@ function nextStepHtml(lc: Locale, next: NextStep, op: OperatorIdentity): string 
   }
 }
 
-export function messagePage(lc: Locale, kind: 'not_found' | 'claimed', op: OperatorIdentity, next?: NextStep): string {
+export function messagePage(lc: Locale, kind: 'not_found' | 'claimed' | 'confirm_sent', op: OperatorIdentity, next?: NextStep): string {
   const t = T[lc];
+  if (kind === 'confirm_sent') return layout(lc, t.confirmSentTitle, `<p id="message">${t.confirmSentBody}</p>`, op);
   return kind === 'not_found'
     ? layout(lc, t.notFoundTitle, `<p id="message">${t.notFoundBody}</p>`, op)
     : layout(lc, t.claimedTitle, `<p id="message">${t.claimedBody}</p>${next ? nextStepHtml(lc, next, op) : ''}`, op);
@@ -135,6 +142,8 @@ export interface FormState {
   house_number_addition?: string;
   /** EANs the register lists at the address the customer entered */
   eanCandidates?: string[];
+  /** D129: the confirmation code of an existing user's e-mailed link, sent back with the form */
+  confirm?: string;
 }
 
 const input = (id: string, label: string, value: string, attrs: string) =>
@@ -171,7 +180,7 @@ ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${
   fields += `<p class="hint" id="iban-hint">${t.ibanHint}</p>`;
   const error = s.errorCode ? `<p class="error" id="error" role="alert">${esc(t.errors[s.errorCode] ?? t.errorGeneric)}</p>` : '';
   const body = `<p>${esc(t.intro(d.partner_name, s.op.name))}</p>${details}${error}
-<form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${fields}
+<form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${s.confirm ? `<input type="hidden" name="confirm" value="${esc(s.confirm)}">` : ''}${fields}
 <p><button type="submit" id="confirm">${t.confirm}</button></p></form>`;
   return layout(s.locale, t.title, body, s.op, s.otherHref);
 }

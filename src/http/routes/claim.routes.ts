@@ -21,6 +21,8 @@ import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 import { sendPage } from '../pages/send-page.ts';
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
+/** D129: the link e-mailed to an existing user's address carries its confirmation code */
+const ClaimQuery = LocaleQuery.extend({ confirm: z.string().max(100).optional().catch(undefined) });
 const Params = z.object({ token: z.string() });
 const html = {
   description: 'text/html page',
@@ -46,7 +48,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
         tags: ['Claim page'],
         summary: 'The claim page of a partner draft (HTML; nl, en with ?locale=en; 404 unknown link, 410 already claimed)',
         params: Params,
-        querystring: LocaleQuery,
+        querystring: ClaimQuery,
         response: { 200: html, 400: BadLinkBody, 404: html, 410: html },
       },
     },
@@ -56,10 +58,12 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       if (found.state === 'not_found') return send(reply, 404, messagePage(lc, 'not_found', op));
       if (found.state === 'claimed') return send(reply, 410, await claimedPage(lc, req.params.token));
       const self = `/claim/${encodeURIComponent(req.params.token)}`;
+      const confirm = req.query.confirm;
+      const other = `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}${confirm ? `&confirm=${encodeURIComponent(confirm)}` : ''}`;
       return send(
         reply,
         200,
-        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`, op, locale: lc }),
+        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: other, op, locale: lc, ...(confirm ? { confirm } : {}) }),
       );
     },
   );
@@ -84,11 +88,13 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
             house_number_addition: z.string().optional(),
             iban: z.string().optional().describe('the payout account (15 to 34 letters and digits after removing whitespace); write-only, stored encrypted'),
             locale: z.enum(['nl', 'en']).optional().catch(undefined),
+            confirm: z.string().max(100).optional().describe('D129: the code of the confirmation link e-mailed to an address that is already a user'),
           })
           .loose()
           .optional(),
         response: {
           200: html,
+          202: { description: 'D129: the address is already a user: nothing is linked until its owner confirms from the link e-mailed to it', content: { 'text/html': { schema: z.string() } } },
           // the page with the form's error; a body that does not parse or a link that does not decode: the app's JSON error
           400: {
             description: 'error: invalid_request | invalid_json (text/html: the page with the error of the form; application/json: a body that does not parse, or a link that does not decode)',
@@ -104,7 +110,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const lc: Locale = req.body?.locale ?? req.query.locale ?? 'nl';
       const b = req.body;
-      const form = { street: b?.street, city: b?.city, ean: b?.ean, postal_code: b?.postal_code, house_number: b?.house_number, house_number_addition: b?.house_number_addition, iban: b?.iban };
+      const form = { street: b?.street, city: b?.city, ean: b?.ean, postal_code: b?.postal_code, house_number: b?.house_number, house_number_addition: b?.house_number_addition, iban: b?.iban, confirm: b?.confirm };
       const out = await confirmClaim(deps, req.params.token, form, lc);
       switch (out.state) {
         case 'not_found':
@@ -125,6 +131,8 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
           const status = statusForCode(out.code);
           return send(reply, status >= 500 ? 400 : status, page);
         }
+        case 'confirm_sent':
+          return send(reply, 202, messagePage(lc, 'confirm_sent', op));
         case 'done':
           return send(reply, 200, claimDonePage(lc, out.next, op));
       }

@@ -5838,6 +5838,7 @@ export interface operations {
         parameters: {
             query?: {
                 locale?: "nl" | "en";
+                confirm?: string;
             };
             header?: never;
             path: {
@@ -5932,6 +5933,8 @@ export interface operations {
                     iban?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
+                    /** @description D129: the code of the confirmation link e-mailed to an address that is already a user */
+                    confirm?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -5947,6 +5950,8 @@ export interface operations {
                     iban?: string;
                     /** @enum {string} */
                     locale?: "nl" | "en";
+                    /** @description D129: the code of the confirmation link e-mailed to an address that is already a user */
+                    confirm?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -5955,6 +5960,17 @@ export interface operations {
         responses: {
             /** @description text/html page */
             200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description D129: the address is already a user: nothing is linked until its owner confirms from the link e-mailed to it */
+            202: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
