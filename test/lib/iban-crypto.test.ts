@@ -29,6 +29,15 @@ describe('IBAN encryption (C0.6)', () => {
     expect(() => createCipher(Buffer.alloc(16))).toThrow();
   });
 
+  it('MACs with a key of its own: the same code for the same data and key, another for other data or another key (D129)', () => {
+    const c = createCipher(Buffer.alloc(32, 3));
+    const code = c.mac('claim-link:d1:u1');
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(c.mac('claim-link:d1:u1')).toBe(code);
+    expect(c.mac('claim-link:d1:u2')).not.toBe(code);
+    expect(createCipher(Buffer.alloc(32, 4)).mac('claim-link:d1:u1')).not.toBe(code);
+  });
+
   it('sandbox generates a key into DATA_DIR once and reuses it; production requires one', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-key-'));
     const k1 = resolveEncryptionKey({ APP_ENV: 'sandbox', DATA_DIR: dir });
