@@ -29,7 +29,7 @@ export const REDACT_PATHS = [
 // the request line, and so are credential-like query parameters.
 // The one-time dashboard sign-in link is one too: opening it (a GET, as mail scanners do) does not use it up.
 const TOKEN_PATH = /^(\/(?:mandates|claim|unsubscribe|dashboard\/sign-in)\/)[^/?#]+/;
-const TOKEN_QUERY = /([?&](?:token|api_key|access_token|client_secret|password)=)[^&#]*/gi;
+const TOKEN_QUERY = /([?&](?:token|api_key|access_token|client_secret|password|confirm)=)[^&#]*/gi;
 
 export function maskUrl(url: string): string {
   const masked = url.replace(TOKEN_PATH, '$1[redacted]').replace(TOKEN_QUERY, '$1[redacted]');

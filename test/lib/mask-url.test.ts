@@ -10,6 +10,7 @@ describe('maskUrl', () => {
     expect(maskUrl('/%6dandates/tok-1')).toBe('/mandates/[redacted]');
     expect(maskUrl('/dashboard/%73ign-in/abc?token=t')).toBe('/dashboard/sign-in/[redacted]?token=[redacted]');
     expect(maskUrl('/claim/%zz')).toBe('/claim/[redacted]'); // not decodable: the plain match still masks it
+    expect(maskUrl('/claim/tok-2?locale=en&confirm=c0de')).toBe('/claim/[redacted]?locale=en&confirm=[redacted]'); // D129
     expect(maskUrl('/v1/accounts?limit=5')).toBe('/v1/accounts?limit=5');
     expect(maskUrl('/dashboard')).toBe('/dashboard');
   });

@@ -96,7 +96,6 @@ interface StandRow {
   month: string;
   source: string;
   status: string;
-  registered_at: Date | null;
   computed_at: Date;
 }
 
@@ -109,7 +108,7 @@ async function monthStandsOf(db: Db, accountIds: string[], months: string[]): Pr
   const rows = await db
     .selectFrom('energy_months as em')
     .innerJoin('connections as c', 'c.id', 'em.connection_id')
-    .select(['c.account_id', 'em.month', 'em.source', 'em.status', 'em.registered_at', 'em.computed_at'])
+    .select(['c.account_id', 'em.month', 'em.source', 'em.status', 'em.computed_at'])
     .where('c.account_id', 'in', accounts)
     .where('c.status', '=', 'active')
     .where('em.month', 'in', ms)
