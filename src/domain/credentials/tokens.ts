@@ -220,6 +220,8 @@ export async function createCpoClient(
  * the same, with no token left to revoke.
  */
 export async function revokeCpoClient(deps: Deps, clientId: string): Promise<{ client_id: string; revoked_tokens: number }> {
+  // a client id is a prefix and base64url; anything else (a NUL, a space) names no client and never reaches the database
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(clientId)) throw new DomainError('cpo_client_not_found', 'No such CPO client');
   return deps.db.transaction().execute(async (trx) => {
     const client = await trx.selectFrom('cpo_clients').select(['id', 'revoked_at']).where('client_id', '=', clientId).forUpdate().executeTakeFirst();
     if (!client) throw new DomainError('cpo_client_not_found', `No CPO client ${clientId}`);

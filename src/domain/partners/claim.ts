@@ -128,6 +128,8 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   // D129: an address that is already a user's is linked only when its owner confirms, from a link e-mailed to it
   const existing = await userOfDraftEmail(deps, d.email_lower);
   if (existing && !confirmsExistingUser(deps, d.id, existing.id, form.confirm)) {
+    // the user may be the one a concurrent confirmation of this very draft just made: then the draft is claimed
+    if ((await findClaim(deps, token)).state !== 'open') return { state: 'claimed' };
     await askExistingUserToConfirm(deps, d, existing.id, token, locale);
     return { state: 'confirm_sent', draft: d };
   }
