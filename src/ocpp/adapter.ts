@@ -21,7 +21,17 @@ export function expect<K extends EventOutcome['kind']>(o: EventOutcome, kind: K)
   return o as Extract<EventOutcome, { kind: K }>;
 }
 
-/** Actions answered with an empty acknowledgement (C4.4 notifications). */
+/**
+ * Actions answered with an empty acknowledgement (C4.4 notifications). Their content is read tolerantly (a status
+ * value a newer firmware knows is no reason to refuse), but a payload that is not an object cannot be one of them
+ * (D130: FormationViolation / FormatViolation, as any message that cannot be understood).
+ */
 export function notification(name: string): ActionAdapter {
-  return { toEvent: () => ({ kind: 'notification', name }), respond: () => ({}) };
+  return {
+    toEvent: (params, r) => {
+      r.obj(params, name);
+      return { kind: 'notification', name };
+    },
+    respond: () => ({}),
+  };
 }

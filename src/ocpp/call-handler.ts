@@ -109,7 +109,8 @@ export class CallHandler {
     }
     const adapter = adapterFor(protocol, method);
     if (!adapter) {
-      this.outcome(protocol, method, 'not_implemented');
+      // a label per name the charger makes up would grow the metrics without bound (D130): every unhandled action is `other`
+      this.outcome(protocol, 'other', 'not_implemented');
       throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${cap(method, 100)} is not handled by this gateway`);
     }
     const reader = new Reader();

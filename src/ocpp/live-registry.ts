@@ -22,6 +22,8 @@ import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
 const noop = () => {};
+/** The metrics' action label: a handled action's name, else `other` (a charger's made-up names add no series, D130). */
+const actionLabel = (protocol: OcppProtocol, method: string) => (method === 'DataTransfer' || adapterFor(protocol, method) ? method : 'other');
 /**
  * D123: an older socket of a charger that connected again is closed with a close frame that says why (it was
  * terminated, 1006 without a reason, and a charger could not tell a replacement from a network fault). Closing stops
@@ -107,7 +109,7 @@ export class LiveRegistry implements CommandExecutor {
     const wildcard = (call: IncomingCall) => {
       const received = performance.now();
       if (pending >= this.deps.config.OCPP_MAX_PENDING_CALLS) {
-        this.metrics.messages.inc({ protocol, action: call.method, outcome: 'busy' });
+        this.metrics.messages.inc({ protocol, action: actionLabel(protocol, call.method), outcome: 'busy' });
         throw createRPCError('GenericError', 'busy');
       }
       pending++;
@@ -115,7 +117,7 @@ export class LiveRegistry implements CommandExecutor {
       held.queue = run.then(noop, noop); // the next call waits for this one, without keeping its answer alive
       return run.finally(() => {
         pending--;
-        const action = call.method === 'DataTransfer' || adapterFor(protocol, call.method) ? call.method : 'other';
+        const action = actionLabel(protocol, call.method);
         this.metrics.inboundCall.observe({ protocol, action }, (performance.now() - received) / 1000);
       });
     };

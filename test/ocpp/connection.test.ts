@@ -172,6 +172,9 @@ describe('frames and messages (C4.1, C4.4)', () => {
       await expect(c16.call('CancelReservation', { reservationId: 1 })).rejects.toMatchObject({ rpcErrorCode: 'NotSupported' });
       expect(await c16.call('FirmwareStatusNotification', { status: 'Idle' })).toEqual({});
       expect(await c16.call('DiagnosticsStatusNotification', { status: 'Idle' })).toEqual({});
+      // D130: a notification that is not an object cannot be understood; a made-up action adds no metrics series
+      await expect(c16.call('FirmwareStatusNotification', 42)).rejects.toMatchObject({ rpcErrorCode: 'FormationViolation' });
+      for (let i = 0; i < 3; i++) await expect(c16.call(`Made${i}Up`, {})).rejects.toMatchObject({ rpcErrorCode: 'NotSupported' });
     } finally {
       await c16.close();
     }
@@ -184,7 +187,9 @@ describe('frames and messages (C4.1, C4.4)', () => {
       await c201.close();
     }
     const text = await svc.deps.metrics.getSingleMetricAsString('ocpp_messages_total');
-    expect(text).toContain('action="CancelReservation",outcome="not_implemented"');
+    expect(text).toContain('action="other",outcome="not_implemented"');
+    expect(text).not.toContain('CancelReservation');
+    expect(text).not.toContain('Made0Up');
     // every call is timed from its arrival to its answer; actions the gateway does not handle are one label
     const timed = await svc.deps.metrics.getSingleMetricAsString('ocpp_inbound_call_seconds');
     expect(timed).toMatch(/ocpp_inbound_call_seconds_count\{protocol="ocpp1.6",action="FirmwareStatusNotification"\} [1-9]/);
