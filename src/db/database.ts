@@ -43,10 +43,29 @@ export interface DbOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
+/**
+ * D132: the service's statements are short (a page, a batch of readings); PostgreSQL compiles a statement to machine
+ * code when its estimated cost passes `jit_above_cost`, and an estimate far above the truth (GET /chargers' visibility
+ * test guessed half the chargers table) cost 250–300 ms of compiling for a statement that runs in 8 ms. JIT is off
+ * on the service's connections; the connection string's own `options` come after, so a deployment can turn it on.
+ */
+export function withJitOff(url: string): { connectionString: string; options: string } {
+  try {
+    const u = new URL(url);
+    const own = u.searchParams.get('options');
+    // node-postgres lets the connection string's parameters win over the config's: its `options` move here
+    u.searchParams.delete('options');
+    return { connectionString: u.toString(), options: own ? `-c jit=off ${own}` : '-c jit=off' };
+  } catch {
+    return { connectionString: url, options: '-c jit=off' }; // not a URL (a key=value string): used as given
+  }
+}
+
 export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.DATABASE_URL) {
     const pool = new pg.Pool({
-      connectionString: opts.DATABASE_URL,
+      // D132: no JIT compilation (first, so `options` in DATABASE_URL may turn it back on)
+      ...withJitOff(opts.DATABASE_URL),
       max: opts.poolSize ?? 10,
       application_name: 'ere-gateway',
       // a server that does not answer fails requests (and /readyz) instead of queueing them forever

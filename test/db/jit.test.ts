@@ -1,0 +1,31 @@
+// D132: the service's connections run without JIT compilation (a planner's overestimate cost 250–300 ms of compiling
+// for an 8 ms statement); a connection string's own `options` still apply, after ours.
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDb, withJitOff } from '../../src/db/database.ts';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+
+describe('JIT on the service connections (D132)', () => {
+  it('keeps the connection string but moves its options after jit=off', () => {
+    expect(withJitOff('postgresql://u@h:5432/db')).toEqual({ connectionString: 'postgresql://u@h:5432/db', options: '-c jit=off' });
+    const own = withJitOff('postgresql://u@h:5432/db?sslmode=disable&options=-c%20jit%3Don%20-c%20work_mem%3D8MB');
+    expect(own.options).toBe('-c jit=off -c jit=on -c work_mem=8MB');
+    expect(own.connectionString).toBe('postgresql://u@h:5432/db?sslmode=disable');
+    expect(withJitOff('host=h dbname=db')).toEqual({ connectionString: 'host=h dbname=db', options: '-c jit=off' });
+  });
+
+  describe.runIf(!!process.env.DATABASE_URL)('on PostgreSQL', () => {
+    let test: TestDb;
+    afterAll(async () => test?.close());
+    it('every pooled connection has jit off', async () => {
+      test = await createTestDb();
+      const h = await createDb({ DATABASE_URL: test.url! });
+      try {
+        const rows = await Promise.all([1, 2, 3].map(() => sql<{ jit: string }>`select current_setting('jit') as jit`.execute(h.db)));
+        expect(rows.map((r) => r.rows[0]!.jit)).toEqual(['off', 'off', 'off']);
+      } finally {
+        await h.close();
+      }
+    });
+  });
+});
