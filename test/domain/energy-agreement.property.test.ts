@@ -443,7 +443,8 @@ async function fleet(seed: number): Promise<void> {
     const pendingUnits = ms.reduce((acc, [, r]) => acc + (r.status === 'delivered' && eligible(a) ? r.units : 0n), 0n);
     expect(p, `seed ${seed} account ${a.id}`).toMatchObject({
       ere_eligible: eligible(a),
-      delivered_kwh: n2(ms.reduce((acc, [, r]) => acc + r.units, 0n)),
+      // D114: what was delivered, a capacity hold's excess included
+      delivered_kwh: n2(ms.reduce((acc, [, r]) => acc + r.delivered, 0n)),
       pending_kwh: n2(pendingUnits),
       registered_kwh: n2(ms.reduce((acc, [, r]) => acc + (r.status === 'registered' ? r.units : 0n), 0n)),
       registered_ere: n2(ms.reduce((acc, [, r]) => acc + (r.ere ?? 0n), 0n)),
