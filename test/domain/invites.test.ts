@@ -225,3 +225,58 @@ describe('referral codes', () => {
     ]);
   });
 });
+
+describe('GET /admin/outbox pages (D131)', () => {
+  it('pages through more messages than one page: no repeats, no gaps, count of every matching message', async () => {
+    // 25 sent messages to one address, in threes at the same instant: the id breaks the ties of created_at
+    const at = (i: number) => new Date(Date.UTC(2026, 10, 1, 9, Math.floor(i / 3)));
+    await svc.deps.db
+      .insertInto('outbox_messages')
+      .values(
+        Array.from({ length: 25 }, (_, i) => ({
+          to_email: 'Pager@klant.nl',
+          subject: `Bericht ${i}`,
+          body: 'body',
+          unsubscribe_token: `pager-token-${i}-xxxxxx`,
+          created_at: at(i),
+          next_attempt_at: at(i),
+          status: 'sent' as const,
+          sent_at: at(i),
+        })),
+      )
+      .execute();
+    const get = (qs: string) => svc.app.inject({ method: 'GET', url: `/admin/outbox${qs}`, headers: adminHeaders });
+
+    const first = (await get('?to=pager@klant.nl')).json();
+    expect(first).toMatchObject({ limit: 100, offset: 0, count: 25 }); // default limit 100
+    expect(first.messages).toHaveLength(25);
+    const seen: string[] = [];
+    for (let offset = 0; offset < 30; offset += 10) {
+      const res = await get(`?to=PAGER@klant.nl&limit=10&offset=${offset}`);
+      expect(res.statusCode).toBe(200);
+      const page = res.json();
+      expect(page).toMatchObject({ limit: 10, offset, count: 25 });
+      expect(page.messages).toHaveLength(Math.min(10, 25 - offset));
+      seen.push(...page.messages.map((m: { subject: string }) => m.subject));
+    }
+    expect(new Set(seen).size).toBe(25);
+    expect(seen).toEqual(first.messages.map((m: { subject: string }) => m.subject)); // the pages join up to the whole list
+    // newest first
+    const created = first.messages.map((m: { created_at: string }) => m.created_at);
+    expect([...created].sort().reverse()).toEqual(created);
+    expect((await get('?to=pager@klant.nl&offset=25')).json()).toMatchObject({ messages: [], count: 25, offset: 25 });
+    // without the filter: every message of the outbox is counted
+    const all = (await get('?limit=1')).json();
+    expect(all.messages).toHaveLength(1);
+    expect(all.count).toBe(Number((await svc.deps.db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n));
+    expect(all.count).toBeGreaterThan(25);
+
+    for (const [qs, param] of [['?limit=0', 'limit'], ['?limit=1001', 'limit'], ['?offset=-1', 'offset'], ['?limit=abc', 'limit']] as const) {
+      const res = await get(qs);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_request');
+      expect(res.json().detail).toContain(param);
+    }
+    expect((await get('?limit=1000')).statusCode).toBe(200);
+  });
+});

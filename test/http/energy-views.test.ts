@@ -241,3 +241,44 @@ describe('POST /sandbox/connections/:connection_id/register-ere and the ere-revi
     expect(notEligible.json().error).toBe('account_not_eligible');
   });
 });
+
+describe('GET /admin/energy-months pages (D131)', () => {
+  it('pages through more months than one page: no repeats, no gaps, count of every matching month, filters kept', async () => {
+    // 25 delivered months of one month, made at one instant: the order falls to the id (the unique tie-breaker)
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const a = await anAccountWithConnection(svc.deps);
+      ids.push(await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2031-03', kwh: '1.00', status: i === 7 ? 'rejected' : 'delivered' }));
+    }
+    await svc.deps.db.updateTable('energy_months').set({ created_at: new Date('2031-04-01T00:00:00Z') }).where('id', 'in', ids).execute();
+    const get = (qs: string) => svc.app.inject({ method: 'GET', url: `/admin/energy-months${qs}`, headers: admin });
+
+    const whole = (await get('?month=2031-03')).json();
+    expect(whole).toMatchObject({ limit: 100, offset: 0, count: 25 }); // default limit 100
+    expect(whole.energy_months.map((m: { id: string }) => m.id)).toEqual([...ids].sort());
+    const seen: string[] = [];
+    for (let offset = 0; offset < 30; offset += 10) {
+      const res = await get(`?month=2031-03&limit=10&offset=${offset}`);
+      expect(res.statusCode).toBe(200);
+      const page = res.json();
+      expect(page).toMatchObject({ limit: 10, offset, count: 25 });
+      expect(page.energy_months).toHaveLength(Math.min(10, 25 - offset));
+      seen.push(...page.energy_months.map((m: { id: string }) => m.id));
+    }
+    expect(seen).toEqual([...ids].sort()); // every month once, in order
+    expect((await get('?month=2031-03&offset=25')).json()).toMatchObject({ energy_months: [], count: 25 });
+    // the filters still apply, to the rows and to the count
+    const delivered = (await get('?month=2031-03&status=delivered&limit=5')).json();
+    expect(delivered).toMatchObject({ count: 24, limit: 5 });
+    expect(delivered.energy_months).toHaveLength(5);
+    expect((await get(`?month=2031-03&status=rejected`)).json().energy_months.map((m: { id: string }) => m.id)).toEqual([ids[7]]);
+
+    for (const [qs, param] of [['?limit=0', 'limit'], ['?limit=1001', 'limit'], ['?offset=-1', 'offset'], ['?offset=x', 'offset']] as const) {
+      const res = await get(qs);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toBe('invalid_request');
+      expect(res.json().detail).toContain(param);
+    }
+    expect((await get('?limit=1000')).statusCode).toBe(200);
+  });
+});

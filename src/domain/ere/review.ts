@@ -65,18 +65,32 @@ export function viewOf(r: MonthRow): EnergyMonthView {
   };
 }
 
-/** Months for the operator's review (admin API), filtered by status, connection, month or hold. */
+/**
+ * Months for the operator's review (admin API), filtered by status, connection, month or hold, a page at a time
+ * (D131): `count` is every month matching the filters; ordered by month, then created_at, then id (unique), so pages
+ * never repeat or skip a month.
+ */
 export async function listEnergyMonths(
   deps: Deps,
-  q: { status?: string | undefined; connection_id?: string | undefined; month?: string | undefined; hold_status?: string | undefined },
-): Promise<EnergyMonthView[]> {
-  const r = await sql<MonthRow>`select ${monthColumns} from energy_months
-    where (${q.status ?? null}::text is null or status = ${q.status ?? null})
+  q: {
+    status?: string | undefined;
+    connection_id?: string | undefined;
+    month?: string | undefined;
+    hold_status?: string | undefined;
+    limit?: number | undefined;
+    offset?: number | undefined;
+  },
+): Promise<{ energy_months: EnergyMonthView[]; limit: number; offset: number; count: number }> {
+  const limit = q.limit ?? 100;
+  const offset = q.offset ?? 0;
+  const where = sql`(${q.status ?? null}::text is null or status = ${q.status ?? null})
       and (${q.connection_id ?? null}::uuid is null or connection_id = ${q.connection_id ?? null})
       and (${q.month ?? null}::text is null or month = ${q.month ?? null})
-      and (${q.hold_status ?? null}::text is null or hold_status = ${q.hold_status ?? null})
-    order by month, created_at limit 1000`.execute(deps.db);
-  return r.rows.map(viewOf);
+      and (${q.hold_status ?? null}::text is null or hold_status = ${q.hold_status ?? null})`;
+  const c = await sql<{ n: string }>`select count(*) as n from energy_months where ${where}`.execute(deps.db);
+  const r = await sql<MonthRow>`select ${monthColumns} from energy_months where ${where}
+    order by month, created_at, id limit ${limit} offset ${offset}`.execute(deps.db);
+  return { energy_months: r.rows.map(viewOf), limit, offset, count: Number(c.rows[0]!.n) };
 }
 
 /**

@@ -51,17 +51,24 @@ export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[]
 }
 
 
-/** GET /admin/outbox (C1.6): every message, newest first. */
-export async function listOutbox(deps: Deps, opts: { to?: string | undefined; limit?: number } = {}) {
-  let q = deps.db
-    .selectFrom('outbox_messages')
+/**
+ * GET /admin/outbox (C1.6): the messages, newest first, a page at a time (D131): `count` is every message matching
+ * the filter, the id breaks ties of created_at so pages never repeat or skip a message.
+ */
+export async function listOutbox(deps: Deps, opts: { to?: string | undefined; limit?: number; offset?: number } = {}) {
+  const limit = opts.limit ?? 100;
+  const offset = opts.offset ?? 0;
+  let base = deps.db.selectFrom('outbox_messages');
+  const to = opts.to?.trim().toLowerCase();
+  if (to) base = base.where((eb) => eb(eb.fn('lower', ['to_email']), '=', to));
+  const { n } = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
     .select(['to_email', 'subject', 'body', 'created_at', 'status', 'attempts', 'sent_at'])
     .orderBy('created_at', 'desc')
     .orderBy('id')
-    .limit(opts.limit ?? 1000);
-  const to = opts.to?.trim().toLowerCase();
-  if (to) q = q.where((eb) => eb(eb.fn('lower', ['to_email']), '=', to));
-  const rows = await q.execute();
+    .limit(limit)
+    .offset(offset)
+    .execute();
   return {
     messages: rows.map((r) => ({
       to: r.to_email,
@@ -72,6 +79,9 @@ export async function listOutbox(deps: Deps, opts: { to?: string | undefined; li
       attempts: r.attempts,
       sent_at: r.sent_at ? iso(r.sent_at) : null,
     })),
+    limit,
+    offset,
+    count: Number(n),
   };
 }
 

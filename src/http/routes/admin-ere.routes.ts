@@ -58,17 +58,28 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
       config: admin,
       schema: {
         tags,
-        summary: 'Monthly energy records, filtered by status, connection, month or hold (hold_status=held: the months waiting for a decision)',
+        summary:
+          'Monthly energy records, filtered by status, connection, month or hold (hold_status=held: the months waiting for a decision), a page at a time (limit 1–1000, default 100; offset)',
         querystring: z.object({
           status: z.enum(['delivered', 'in_review', 'registered', 'rejected']).optional(),
           hold_status: z.enum(['held', 'accepted', 'rejected']).optional(),
           connection_id: z.uuid().optional(),
           month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).optional(),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+          offset: z.coerce.number().int().min(0).default(0),
         }),
-        response: { 200: z.object({ energy_months: z.array(EnergyMonthSchema) }), ...errors },
+        response: {
+          200: z.object({
+            energy_months: z.array(EnergyMonthSchema).describe('ordered by month, then when the record was made, then id'),
+            limit: z.number().int(),
+            offset: z.number().int(),
+            count: z.number().int().describe('every month matching the filters; page on with offset until offset + limit ≥ count'),
+          }),
+          ...errors,
+        },
       },
     },
-    async (req) => ({ energy_months: await listEnergyMonths(deps, req.query) }),
+    async (req) => listEnergyMonths(deps, req.query),
   );
 
   app.post(

@@ -15,6 +15,18 @@ import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 
 const errors = { 400: errorOf('invalid_request'), 401: PartnerError };
 
+// D131: the outbox a page at a time, with the number of messages matching the filter
+const OutboxQuery = z.object({
+  to: z.string().optional().describe('only the messages to this address (case-insensitive)'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const OutboxPage = OutboxResponse.extend({
+  limit: z.number().int(),
+  offset: z.number().int(),
+  count: z.number().int().describe('every message matching the filter; page on with offset until offset + limit ≥ count'),
+});
+
 export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {
   app.post(
     '/admin/referral-codes',
@@ -50,11 +62,11 @@ export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {
       config: { auth: { admin: true } },
       schema: {
         tags: ['Admin'],
-        summary: 'E-mails the service queued or sent, newest first (C1.6)',
-        querystring: z.object({ to: z.string().optional() }),
-        response: { 200: OutboxResponse, ...errors },
+        summary: 'E-mails the service queued or sent, newest first (C1.6), a page at a time (limit 1–1000, default 100; offset)',
+        querystring: OutboxQuery,
+        response: { 200: OutboxPage, ...errors },
       },
     },
-    async (req) => listOutbox(deps, { to: req.query.to }),
+    async (req) => listOutbox(deps, req.query),
   );
 };

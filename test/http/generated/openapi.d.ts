@@ -769,7 +769,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** E-mails the service queued or sent, newest first (C1.6) */
+        /** E-mails the service queued or sent, newest first (C1.6), a page at a time (limit 1–1000, default 100; offset) */
         get: operations["adminListOutbox"];
         put?: never;
         post?: never;
@@ -854,7 +854,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Monthly energy records, filtered by status, connection, month or hold (hold_status=held: the months waiting for a decision) */
+        /** Monthly energy records, filtered by status, connection, month or hold (hold_status=held: the months waiting for a decision), a page at a time (limit 1–1000, default 100; offset) */
         get: operations["adminListEnergyMonths"];
         put?: never;
         post?: never;
@@ -6363,7 +6363,10 @@ export interface operations {
     adminListOutbox: {
         parameters: {
             query?: {
+                /** @description only the messages to this address (case-insensitive) */
                 to?: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -6388,6 +6391,10 @@ export interface operations {
                             attempts: number;
                             sent_at: string | null;
                         }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every message matching the filter; page on with offset until offset + limit ≥ count */
+                        count: number;
                     };
                 };
             };
@@ -6939,6 +6946,8 @@ export interface operations {
                 hold_status?: "held" | "accepted" | "rejected";
                 connection_id?: string;
                 month?: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -6953,6 +6962,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description ordered by month, then when the record was made, then id */
                         energy_months: {
                             id: string;
                             connection_id: string;
@@ -6974,6 +6984,10 @@ export interface operations {
                                 status: "held" | "accepted" | "rejected";
                             } | null;
                         }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every month matching the filters; page on with offset until offset + limit ≥ count */
+                        count: number;
                     };
                 };
             };
