@@ -86,8 +86,9 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
     list.push(p);
   }
   // a start point goes in its place in time, before any reading of the same instant (as the session's fold has it)
+  const withReadings = new Set(span.ids); // a Set: a user's whole history is thousands of sessions
   for (const s of sessions) {
-    if (s.start_point_wh === null || !span.ids.includes(s.id)) continue;
+    if (s.start_point_wh === null || !withReadings.has(s.id)) continue;
     const list = out.get(s.id) ?? out.set(s.id, []).get(s.id)!;
     const k = list.findIndex((p) => p.at.getTime() >= s.started_at.getTime());
     list.splice(k === -1 ? list.length : k, 0, { at: s.started_at, wh: BigInt(s.start_point_wh), held: false });

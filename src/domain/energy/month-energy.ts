@@ -11,20 +11,41 @@ export interface MonthTotal {
   sessions: number;
 }
 
-type Session = SessionSpan;
+type Session = SessionSpan & { energy_wh?: string };
+
+/** The month all of a session's register points lie in, or null when they span months (or it has none). */
+function onlyMonthOf(s: Session): string | null {
+  if (!s.first_reading_at || !s.last_reading_at) return null;
+  const first = s.start_point_wh !== null && s.started_at < s.first_reading_at ? s.started_at : s.first_reading_at;
+  const m = monthOf(first);
+  return m === monthOf(s.last_reading_at) ? m : null;
+}
 
 /**
  * Per-month energy and session counts of the given sessions. With `from` (the machtiging's moment) only the Wh at or
  * after it count, and a session counts when any of its Wh count; without it every counted step and every session
  * (the all-chargers figures of GET /energy). A session counts once, in the Amsterdam month it started.
+ *
+ * With `sessionRows` (GET /energy's all-chargers figures, D133), a session whose points all lie in one month takes its
+ * counted energy from its row (`energy_wh`, the same steps the split counts, kept by the gateway with every reading)
+ * instead of reading its readings: only sessions across a month boundary are read. The aggregation, which writes the
+ * months, reads every session's readings.
  */
-async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Promise<Map<string, MonthTotal>> {
+async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date, opts: { sessionRows?: boolean } = {}): Promise<Map<string, MonthTotal>> {
   const out = new Map<string, MonthTotal>();
   if (sessions.length === 0) return out;
-  const points = await registerPointsOf(deps.db, sessions);
+  const rowMonth = new Map<string, string>();
+  if (opts.sessionRows && from === undefined) {
+    for (const s of sessions) {
+      const m = s.energy_wh !== undefined ? onlyMonthOf(s) : null;
+      if (m !== null) rowMonth.set(s.id, m);
+    }
+  }
+  const points = await registerPointsOf(deps.db, rowMonth.size ? sessions.filter((s) => !rowMonth.has(s.id)) : sessions);
   const wh = new Map<string, bigint>();
   for (const s of sessions) {
-    const own = splitSessionByMonth(points.get(s.id) ?? [], new Map(), from);
+    const m0 = rowMonth.get(s.id);
+    const own = m0 !== undefined ? new Map(BigInt(s.energy_wh!) > 0n ? [[m0, BigInt(s.energy_wh!)]] : []) : splitSessionByMonth(points.get(s.id) ?? [], new Map(), from);
     for (const [m, v] of own) wh.set(m, (wh.get(m) ?? 0n) + v);
     if (from !== undefined && totalWh(own) <= 0n) continue;
     const m = monthOf(s.started_at);
@@ -37,10 +58,10 @@ async function sessionsEnergy(deps: Deps, sessions: Session[], from?: Date): Pro
 }
 
 /** Per-month energy of the chargers given over their whole history (counted from `from` when given). */
-export async function monthlyChargerEnergy(deps: Deps, chargerIds: string[], from?: Date): Promise<Map<string, MonthTotal>> {
+export async function monthlyChargerEnergy(deps: Deps, chargerIds: string[], from?: Date, opts: { sessionRows?: boolean } = {}): Promise<Map<string, MonthTotal>> {
   if (chargerIds.length === 0) return new Map();
-  const sessions = await deps.db.selectFrom('charging_sessions').select(SESSION_SPAN_COLUMNS).where('charger_id', 'in', chargerIds).execute();
-  return sessionsEnergy(deps, sessions, from);
+  const sessions = await deps.db.selectFrom('charging_sessions').select([...SESSION_SPAN_COLUMNS, 'energy_wh']).where('charger_id', 'in', chargerIds).execute();
+  return sessionsEnergy(deps, sessions, from, opts);
 }
 
 /**

@@ -62,7 +62,7 @@ export async function energyOverview(deps: Deps, userId: string): Promise<Energy
   }
   const ocppAll = new Map<string, { wh: bigint; sessions: number }>();
   for (const [account, ids] of groups) {
-    for (const [month, t] of await monthlyChargerEnergy(deps, ids)) {
+    for (const [month, t] of await monthlyChargerEnergy(deps, ids, undefined, { sessionRows: true })) {
       if (account !== null && cpoMonths.get(account)!.has(month)) continue;
       const a = ocppAll.get(month) ?? ocppAll.set(month, { wh: 0n, sessions: 0 }).get(month)!;
       a.wh += t.wh;
