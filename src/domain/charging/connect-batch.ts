@@ -8,6 +8,7 @@ import type { Db } from '../../db/database.ts';
 import { resolveCatalogModel, type ResolveResult } from '../catalog/resolve.ts';
 import type { ChargerEvent, EventOutcome } from './events.ts';
 import { lockLiveRows } from './live-state.ts';
+import { isRebootSql } from './sessions.ts';
 
 export interface ChargerCredentialRow {
   id: string;
@@ -104,9 +105,11 @@ export async function bootMany(
                             mid_certified = u.mid, updated_at = now()
         from u where c.id = u.charger_id
     ), closed as (
+      -- C4.6: a rebooted charger's running sessions end provisionally; a triggered boot is no reboot (D134)
       update charging_sessions s set status = 'completed', end_provisional = true,
              ended_at = coalesce(s.last_reading_at, s.started_at), meter_stop_wh = s.last_meter_wh, updated_at = now()
-       where s.charger_id = any(${ids}::uuid[]) and s.status = 'active'
+        from u
+       where s.charger_id = u.charger_id and s.status = 'active' and ${isRebootSql(sql`u.charger_id`, sql`u.reason`)}
     )
     update ocpp_chargers o set serial_number = u.serial, firmware_version = u.firmware, boot_reason = u.reason,
            boot_at = ${now}, boot_answered_at = case when o.registration_status = 'Rejected' then null else ${now}::timestamptz end,

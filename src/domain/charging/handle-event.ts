@@ -15,6 +15,7 @@ import { holdInvalidSignatures } from './review.ts';
 import { placeSignedValues } from './signed-values.ts';
 import {
   closeOpenSessionsProvisionally,
+  isRebootSql,
   endSession,
   findByTransactionId,
   findReplayedStart,
@@ -121,8 +122,10 @@ async function boot(deps: Deps, chargerId: string, ev: Extract<ChargerEvent, { k
       })
       .where('charger_id', '=', chargerId)
       .execute();
-    // C4.6: a session left open by a charger that rebooted is closed provisionally at its last reading
-    await closeOpenSessionsProvisionally(trx, chargerId);
+    // C4.6: a session left open by a charger that rebooted is closed provisionally at its last reading; a boot the
+    // operator triggered is no reboot (D134)
+    const reboot = await sql<{ yes: boolean }>`select ${isRebootSql(sql`${chargerId}::uuid`, sql`${ev.reason}::text`)} as yes`.execute(trx);
+    if (reboot.rows[0]!.yes) await closeOpenSessionsProvisionally(trx, chargerId);
     return { kind: 'boot', status: st.registration_status, intervalSeconds: deps.config.HEARTBEAT_INTERVAL_SECONDS, currentTime: now };
   });
 }

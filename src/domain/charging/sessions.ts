@@ -60,6 +60,21 @@ export async function findReplayedStart(
  * C4.6: a session left open by a charger that rebooted (or that starts a new transaction on the same connector)
  * is closed provisionally at its last reading; a later Stop/Ended replaces that end.
  */
+/** How long after the operator's TriggerMessage a 1.6 BootNotification counts as the one it asked for (D134). */
+export const TRIGGERED_BOOT_SECONDS = 120;
+
+/**
+ * SQL: whether the BootNotification of `chargerId` with `reason` is a reboot (C4.6: its running sessions end
+ * provisionally). Not when the charger says it was triggered (2.0.1 `Triggered`), nor, for a 1.6 charger (no reason),
+ * when a TriggerMessage for a BootNotification went to it in the last TRIGGERED_BOOT_SECONDS (D134).
+ */
+export function isRebootSql(chargerId: RawBuilder<unknown>, reason: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`(${reason} is distinct from 'Triggered' and (${reason} is not null or not exists (
+      select 1 from ocpp_commands c
+       where c.charger_id = ${chargerId} and c.action = 'TriggerMessage' and c.payload->>'requestedMessage' = 'BootNotification'
+         and c.created_at > now() - make_interval(secs => ${TRIGGERED_BOOT_SECONDS}))))`;
+}
+
 export async function closeOpenSessionsProvisionally(
   trx: Db,
   chargerId: string,
