@@ -44,8 +44,8 @@ for (const [path, env] of [['connect batches', {}], ['one message at a time', { 
       const ch = await anOcppCharger(svc, user);
       const cli = await connectCharger(svc, ch, 'ocpp1.6');
       let booted: Promise<unknown> | undefined;
-      cli.handle('TriggerMessage', async ({ params }: { params: { requestedMessage: string } }) => {
-        if (params.requestedMessage === 'BootNotification') booted = new Promise((r) => setTimeout(r, 20)).then(() => cli.call('BootNotification', bootPayload('ocpp1.6')));
+      cli.handle('TriggerMessage', async ({ params }) => {
+        if ((params as { requestedMessage?: string } | undefined)?.requestedMessage === 'BootNotification') booted = new Promise((r) => setTimeout(r, 20)).then(() => cli.call('BootNotification', bootPayload('ocpp1.6')));
         return { status: 'Accepted' };
       });
       try {
