@@ -8,6 +8,7 @@ import type { Deps } from '../deps.ts';
 import { withTransientRetry } from '../db/transient.ts';
 import type { AsidePart } from '../domain/charging/events.ts';
 import type { SocketCache } from '../domain/charging/handle-event.ts';
+import type { RegistrationStatus } from '../domain/charging/connect-batch.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { adapterFor, type OcppProtocol } from './adapters.ts';
@@ -32,7 +33,12 @@ export interface CallSocket {
   seenWrittenAt: number;
   /** derived per-charger values kept for the socket's lifetime (see EventContext.cache) */
   cache: SocketCache;
+  /** D135: the registration status this connection was last answered (or the operator's when it opened) */
+  registration: RegistrationStatus;
 }
+
+/** D135: what a Pending charger may send besides BootNotification (what the operator may trigger to look at it). */
+const PENDING_ALLOWED = new Set(['Heartbeat', 'StatusNotification']);
 
 /** C4.10: log lines carry at most 2 KiB of charger-supplied text. */
 const cap = (s: string, max = 2048) => (s.length > max ? s.slice(0, max) + '…' : s);
@@ -103,6 +109,12 @@ export class CallHandler {
     const { protocol } = sock;
     const { method } = call;
     this.touch(sock, chargerId);
+    // D135: a charger the operator has not accepted sends nothing but its BootNotification (OCPP 2.0.1 B02/B03, 1.6
+    // §4.2): anything else is SecurityError, stored nowhere, and the charger keeps it until it is accepted
+    if (sock.registration !== 'Accepted' && method !== 'BootNotification' && !(sock.registration === 'Pending' && PENDING_ALLOWED.has(method))) {
+      this.outcome(protocol, adapterFor(protocol, method) || method === 'DataTransfer' ? method : 'other', 'not_accepted');
+      throw createRPCError('SecurityError', `The charger is ${sock.registration}: only BootNotification is taken until it is accepted`);
+    }
     if (method === 'DataTransfer') {
       this.outcome(protocol, method, 'ok');
       return { status: 'UnknownVendorId' };
@@ -128,6 +140,8 @@ export class CallHandler {
       for (const k of reader.quirks) this.metrics.quirks.inc({ kind: k });
     }
     if (res.kind === 'applied') {
+      // D135: the answer to a BootNotification is the connection's registration from now on
+      if (method === 'BootNotification') sock.registration = (res.response.status as RegistrationStatus | undefined) ?? sock.registration;
       if (res.aside.length) await this.keepParts(sock, chargerId, call, res.aside);
       this.outcome(protocol, method, 'ok');
       return res.response;

@@ -5,14 +5,22 @@
 import type { TLSSocket } from 'node:tls';
 import type { Deps } from '../deps.ts';
 import { checkChargerPassword } from '../domain/chargers/passwords.ts';
-import { type ChargerCredentialRow, credentialsByIdentity } from '../domain/charging/connect-batch.ts';
+import { type ChargerCredentialRow, credentialsByIdentity, type RegistrationStatus } from '../domain/charging/connect-batch.ts';
 import type { OcppProtocol } from './call-handler.ts';
 import type { Handshake } from './rpc.ts';
 
 export const PROTOCOLS = ['ocpp2.0.1', 'ocpp1.6'] as const satisfies readonly OcppProtocol[];
 
 export type AuthVerdict =
-  | { ok: true; chargerId: string; protocol: OcppProtocol; /** false: no subprotocol header to answer */ negotiated: boolean }
+  | {
+      ok: true;
+      chargerId: string;
+      protocol: OcppProtocol;
+      /** false: no subprotocol header to answer */
+      negotiated: boolean;
+      /** the operator's registration status when the socket opened (D135) */
+      registration: RegistrationStatus;
+    }
   | { ok: false; status: number; message: string; /** for the operator's log line, never sent */ reason: string };
 
 type Refusal = Extract<AuthVerdict, { ok: false }>;
@@ -59,7 +67,7 @@ export async function authenticateCharger(deps: Deps, hs: Handshake, lookup?: Cr
     if (deps.config.OCPP_DEFAULT_PROTOCOL === 'refuse') {
       return { ok: false, status: 400, message: 'A WebSocket subprotocol is required', reason: 'no_subprotocol' };
     }
-    return { ok: true, chargerId: row.id, protocol: deps.config.OCPP_DEFAULT_PROTOCOL, negotiated: false };
+    return { ok: true, chargerId: row.id, protocol: deps.config.OCPP_DEFAULT_PROTOCOL, negotiated: false, registration: row.registration };
   }
   const protocol = PROTOCOLS.find((p) => hs.protocols.has(p));
   if (!protocol) {
@@ -70,5 +78,5 @@ export async function authenticateCharger(deps: Deps, hs: Handshake, lookup?: Cr
       reason: 'unsupported_subprotocol',
     };
   }
-  return { ok: true, chargerId: row.id, protocol, negotiated: true };
+  return { ok: true, chargerId: row.id, protocol, negotiated: true, registration: row.registration };
 }

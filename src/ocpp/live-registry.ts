@@ -15,6 +15,7 @@ import { currentConnections, markConnected, markDisconnected, releaseInstance } 
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { newSocketCache } from '../domain/charging/handle-event.ts';
 import { adapterFor } from './adapters.ts';
+import type { RegistrationStatus } from '../domain/charging/connect-batch.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
 import { ConnectionNotices } from './connection-notices.ts';
@@ -38,6 +39,8 @@ const SWEEP_CHUNK = 1_000;
 export interface OcppSession {
   chargerId: string;
   protocol: OcppProtocol;
+  /** the operator's registration status when the socket opened; each BootNotification's answer replaces it (D135) */
+  registration: RegistrationStatus;
 }
 
 interface Held extends CallSocket {
@@ -77,7 +80,16 @@ export class LiveRegistry implements CommandExecutor {
     const { chargerId, protocol } = session;
     const connectionId = crypto.randomUUID();
     const older = this.held.get(chargerId);
-    const held: Held = { client, connectionId, recorded: false, protocol, queue: Promise.resolve(), seenWrittenAt: 0, cache: newSocketCache() };
+    const held: Held = {
+      client,
+      connectionId,
+      recorded: false,
+      protocol,
+      queue: Promise.resolve(),
+      seenWrittenAt: 0,
+      cache: newSocketCache(),
+      registration: session.registration,
+    };
     this.held.set(chargerId, held);
     const row = { chargerId, protocol, connectionId, instanceId: this.instanceId };
     held.queue = (this.calls.connect ? this.calls.connect.connected({ ...row, at: this.deps.clock() }) : markConnected(this.deps, chargerId, row))

@@ -89,7 +89,7 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
         refused(hs.request, v.status, v.reason, hs.identity);
         return reject(v.status, v.message);
       }
-      const session: OcppSession = { chargerId: v.chargerId, protocol: v.protocol };
+      const session: OcppSession = { chargerId: v.chargerId, protocol: v.protocol, registration: v.registration };
       return accept(session, v.negotiated ? v.protocol : false);
     } catch (err) {
       deps.logger.error({ err }, 'ocpp: upgrade auth failed');

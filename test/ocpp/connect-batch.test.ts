@@ -62,6 +62,14 @@ async function runFleet(svc: TestService): Promise<Outcome> {
       try {
         const vendor = i % 5 === 0 ? 'Nobody Makes This' : undefined;
         const boot = (await cli.call('BootNotification', bootPayload(protocol(i), vendor, vendor ? 'X-1' : undefined, `SN-${i}`))) as { status: string };
+        // D135: a Rejected charger's statuses are refused (SecurityError), stored nowhere
+        if (boot.status === 'Rejected') {
+          const refused = await cli.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' }).then(
+            () => 'answered',
+            (e: { rpcErrorCode?: string }) => e.rpcErrorCode,
+          );
+          return `boot ${boot.status}, status ${refused}`;
+        }
         for (const connectorId of [1, 2]) {
           const status = connectorId === 1 ? 'Available' : 'Unavailable';
           await cli.call(
@@ -113,14 +121,14 @@ describe('the connect path in batches', () => {
     // not vacuous: refusals, a Rejected boot, provisional closes, both statuses, an unknown model
     expect(a.answers[7]).toBe('refused Unauthorized');
     expect(a.answers[8]).toBe('refused Unauthorized');
-    expect(a.answers[3]).toBe('boot Rejected');
+    expect(a.answers[3]).toBe('boot Rejected, status SecurityError');
     expect(a.answers.filter((x) => x === 'boot Accepted')).toHaveLength(FLEET - 3);
     const row = (i: number) => a.rows[i] as Record<string, unknown>;
     expect(row(5).sessions).toEqual([{ status: 'completed', provisional: true, ended: true, stop: 1000 }]);
     expect(row(1).connector_status).toEqual({ 1: 'Available', 2: 'Unavailable' });
     expect(row(1)).toMatchObject({ in_catalog: true, mid_certified: true, answered: true, serial_number: 'SN-1' });
     expect(row(10)).toMatchObject({ in_catalog: false, mid_certified: false, ocpp_vendor: 'Nobody Makes This' });
-    expect(row(3)).toMatchObject({ answered: false, registration_status: 'Rejected' });
+    expect(row(3)).toMatchObject({ answered: false, registration_status: 'Rejected', connector_status: {} });
     // and the batches were used: several boots in one batch
     const m = await batched.deps.metrics.getSingleMetricAsString('ocpp_connect_batch_items');
     const bootCount = /ocpp_connect_batch_items_count\{kind="boot",outcome="batched"\} (\d+)/.exec(m);

@@ -214,4 +214,38 @@ describe('frames and messages (C4.1, C4.4)', () => {
       await cli.close();
     }
   });
+
+  it('takes nothing but BootNotification from a charger it has not accepted (D135)', async () => {
+    const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
+    const setStatus = (id: string, status: string) => svc.app.inject({ method: 'PUT', url: `/admin/chargers/${id}/registration`, headers: admin, payload: { status } });
+    const ch = await anOcppCharger(svc, user);
+    await setStatus(ch.chargerId, 'Rejected');
+    const c16 = await connectCharger(svc, ch, 'ocpp1.6', { boot: false });
+    try {
+      // before its boot too: the operator's status when the socket opened
+      await expect(c16.call('Authorize', { idTag: 'TAG' })).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+      expect(await c16.call('BootNotification', bootPayload('ocpp1.6'))).toMatchObject({ status: 'Rejected' });
+      for (const [action, payload] of [
+        ['Heartbeat', {}],
+        ['StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' }],
+        ['StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date().toISOString() }],
+      ] as const) {
+        await expect(c16.call(action, payload), action).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+      }
+      expect(await svc.deps.db.selectFrom('charging_sessions').select('id').where('charger_id', '=', ch.chargerId).execute()).toEqual([]);
+      // Pending: a Heartbeat or a status the operator may trigger passes, a transaction does not
+      await setStatus(ch.chargerId, 'Pending');
+      expect(await c16.call('BootNotification', bootPayload('ocpp1.6'))).toMatchObject({ status: 'Pending' });
+      expect(await c16.call('Heartbeat', {})).toHaveProperty('currentTime');
+      await expect(c16.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date().toISOString() })).rejects.toMatchObject({
+        rpcErrorCode: 'SecurityError',
+      });
+      // accepted at its next boot: everything is taken again
+      await setStatus(ch.chargerId, 'Accepted');
+      expect(await c16.call('BootNotification', bootPayload('ocpp1.6'))).toMatchObject({ status: 'Accepted' });
+      expect(await c16.call('Authorize', { idTag: 'TAG' })).toMatchObject({ idTagInfo: { status: 'Accepted' } });
+    } finally {
+      await c16.close();
+    }
+  });
 });

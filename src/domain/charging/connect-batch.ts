@@ -10,21 +10,31 @@ import type { ChargerEvent, EventOutcome } from './events.ts';
 import { lockLiveRows } from './live-state.ts';
 import { isRebootSql } from './sessions.ts';
 
+export type RegistrationStatus = 'Accepted' | 'Pending' | 'Rejected';
+
 export interface ChargerCredentialRow {
   id: string;
   password_hash: string | null;
   pending_password_hash: string | null;
+  /** the operator's registration status (a charger without a live-state row yet: Accepted, the column's default) */
+  registration: RegistrationStatus;
 }
 
 /** The active chargers with these identities, with their password hashes (the upgrade's lookup). */
 export async function credentialsByIdentity(db: Db, identities: string[]): Promise<Map<string, ChargerCredentialRow>> {
   const rows = await db
     .selectFrom('chargers')
-    .select(['id', 'ocpp_identity', 'password_hash', 'pending_password_hash'])
-    .where('ocpp_identity', 'in', [...new Set(identities)])
-    .where('status', '=', 'active')
+    .leftJoin('ocpp_chargers as o', 'o.charger_id', 'chargers.id')
+    .select(['chargers.id', 'chargers.ocpp_identity', 'chargers.password_hash', 'chargers.pending_password_hash', 'o.registration_status'])
+    .where('chargers.ocpp_identity', 'in', [...new Set(identities)])
+    .where('chargers.status', '=', 'active')
     .execute();
-  return new Map(rows.map((r) => [r.ocpp_identity!, { id: r.id, password_hash: r.password_hash, pending_password_hash: r.pending_password_hash }]));
+  return new Map(
+    rows.map((r) => [
+      r.ocpp_identity!,
+      { id: r.id, password_hash: r.password_hash, pending_password_hash: r.pending_password_hash, registration: (r.registration_status ?? 'Accepted') as RegistrationStatus },
+    ]),
+  );
 }
 
 export interface ConnectedItem {
