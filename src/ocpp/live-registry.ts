@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import {
   COMMAND_SENT,
   CONNECTION_LOST,
+  INVALID_ANSWER,
   claimCommand,
   type CommandExecutor,
   pendingCommandIds,
@@ -170,6 +171,14 @@ export class LiveRegistry implements CommandExecutor {
     try {
       // ocpp-rpc's callConcurrency 1: at most one call at a time per charger (C4.2)
       const response = await held.client.call(cmd.action, cmd.payload, { callTimeoutMs: this.deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000 });
+      // D136: the charger's answer is checked against the protocol's schema, as what we send is (C4.1)
+      const invalid = validateOutbound(held.protocol, `urn:${cmd.action}.conf`, response);
+      if (invalid) {
+        this.metrics.callLatency.observe({ ...labels, outcome: 'error' }, seconds());
+        this.deps.logger.warn({ chargerId: cmd.charger_id, action: cmd.action, invalid: invalid.slice(0, 300) }, 'ocpp: a charger answered a command outside its schema');
+        await recordCommandOutcome(this.deps, cmd.id, { status: 'failed', error: `${INVALID_ANSWER}${invalid.slice(0, 300)}` });
+        return;
+      }
       this.metrics.callLatency.observe({ ...labels, outcome: 'answered' }, seconds());
       await recordCommandOutcome(this.deps, cmd.id, { status: 'answered', response });
     } catch (err) {

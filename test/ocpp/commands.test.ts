@@ -140,6 +140,26 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
     }
   });
 
+  it("answers 502 when the charger's answer does not follow the protocol's schema (D136)", async () => {
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    const answers: unknown[] = [{ status: 'Bogus' }, {}, { status: 'Accepted' }];
+    cli.handle('Reset', async () => answers.shift());
+    try {
+      for (const bad of ['Bogus', 'missing']) {
+        const res = await command(svc, ch.chargerId, 'Reset', { type: 'Soft' });
+        expect(res.statusCode, bad).toBe(502);
+        expect(res.json(), bad).toEqual({ error: 'charger_call_error', detail: expect.stringContaining('does not follow the OCPP schema') });
+      }
+      const ok = await command(svc, ch.chargerId, 'Reset', { type: 'Soft' });
+      expect(ok.json()).toEqual({ ok: true, action: 'Reset', response: { status: 'Accepted' } });
+      const rows = await svc.deps.db.selectFrom('ocpp_commands').select(['status', 'error']).where('charger_id', '=', ch.chargerId).orderBy('created_at').execute();
+      expect(rows.map((r) => r.status)).toEqual(['failed', 'failed', 'answered']);
+    } finally {
+      await cli.close();
+    }
+  });
+
   it('answers 409 charger_offline for a charger without a socket or before its BootNotification; 404 for an unknown one', async () => {
     const ch = await anOcppCharger(svc, user);
     const res = await command(svc, ch.chargerId, 'Reset', { type: 'Hard' });

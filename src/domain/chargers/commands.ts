@@ -102,6 +102,9 @@ function outcomeOf(done: { status: string; response: unknown; error: string | nu
   if (done.status === 'failed') {
     if (done.error === 'charger_offline') throw new DomainError('charger_offline', 'The charger disconnected before the call was sent.');
     if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
+    if (done.error?.startsWith(INVALID_ANSWER)) {
+      throw new DomainError('charger_call_error', `The charger's answer to ${action} does not follow the OCPP schema: ${done.error.slice(INVALID_ANSWER.length)}`);
+    }
     throw new DomainError('charger_call_error', `The charger answered with an error: ${done.error ?? 'unknown'}`);
   }
   if (done.error === CONNECTION_LOST) {
@@ -112,6 +115,9 @@ function outcomeOf(done: { status: string; response: unknown; error: string | nu
   }
   throw new DomainError('charger_timeout', `The charger did not answer ${action} within ${timeoutSeconds} s.`);
 }
+
+/** The start of a command's error when the charger's answer did not follow the protocol's schema (D136). */
+export const INVALID_ANSWER = 'invalid_answer: ';
 
 /** A command's error when the charger's socket closed after the call was sent and before its answer (D123). */
 export const CONNECTION_LOST = 'connection_lost';
