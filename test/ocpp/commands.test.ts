@@ -143,8 +143,8 @@ describe('POST /admin/chargers/:charger_id/commands', () => {
   it("answers 502 when the charger's answer does not follow the protocol's schema (D136)", async () => {
     const ch = await anOcppCharger(svc, user);
     const cli = await connectCharger(svc, ch, 'ocpp1.6');
-    const answers: unknown[] = [{ status: 'Bogus' }, {}, { status: 'Accepted' }];
-    cli.handle('Reset', async () => answers.shift());
+    const answers: Array<Record<string, unknown>> = [{ status: 'Bogus' }, {}, { status: 'Accepted' }];
+    cli.handle('Reset', async () => answers.shift()!);
     try {
       for (const bad of ['Bogus', 'missing']) {
         const res = await command(svc, ch.chargerId, 'Reset', { type: 'Soft' });
