@@ -16,6 +16,7 @@ import { ConnectBatches } from './connect-batches.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
 import { nestsDeeperThan } from '../lib/json-depth.ts';
 import { SeenWriter } from './seen-writer.ts';
+import { logNotable, NOTABLE_ACTIONS } from './notable-events.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RawFrames } from './raw-frames.ts';
@@ -139,6 +140,8 @@ export class CallHandler {
     } finally {
       for (const k of reader.quirks) this.metrics.quirks.inc({ kind: k });
     }
+    // D137: faults, security events and failed updates the charger reports reach the log
+    if (NOTABLE_ACTIONS.has(method)) logNotable(this.deps.logger, chargerId, protocol, method, call.params);
     if (res.kind === 'applied') {
       // D135: the answer to a BootNotification is the connection's registration from now on
       if (method === 'BootNotification') sock.registration = (res.response.status as RegistrationStatus | undefined) ?? sock.registration;

@@ -1,6 +1,7 @@
 // C7.2 the user dashboard over HTTP: sign-in by a one-time e-mail link (through the outbox; single use; 15 minutes;
 // the same answer for an unknown address), the session cookie's flags, CSRF on every form, the strict CSP, personal
 // API tokens made, used and revoked on the page, sign-out, and one user never seeing another's data.
+import { ensureOcppCharger } from '../../src/domain/chargers/ocpp-charger.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
@@ -152,6 +153,21 @@ describe('the dashboard', () => {
     expect((await svc.app.inject({ method: 'GET', url: '/dashboard/stream' })).statusCode).toBe(401);
     const css = await svc.app.inject({ method: 'GET', url: '/dashboard/assets/dashboard.css' });
     expect(css.headers['content-type']).toMatch(/text\/css/);
+  });
+
+  it('shows the whole charger\'s fault and offers no start on it (D137)', async () => {
+    const a = await aUser(svc.deps);
+    const faulted = await anOcppCharger(svc, a, { nickname: 'Kapot' });
+    const fine = await anOcppCharger(svc, a, { nickname: 'Heel' });
+    for (const [ch, status] of [[faulted, { 0: 'Faulted', 1: 'Available' }], [fine, { 0: 'Available', 1: 'Available' }]] as const) {
+      await ensureOcppCharger(svc.deps.db, ch.chargerId);
+      await svc.deps.db.updateTable('ocpp_chargers').set({ connector_status: JSON.stringify(status) as never }).where('charger_id', '=', ch.chargerId).execute();
+    }
+    const { jar } = await signedIn(a.email);
+    const body = (await get(jar, '/dashboard?locale=en')).body;
+    expect(body).toContain('<dt>Whole charger</dt><dd><span data-field="station" class="fault">Faulted</span></dd>');
+    expect(body).not.toContain(`/dashboard/chargers/${faulted.chargerId}/start`);
+    expect(body).toContain(`/dashboard/chargers/${fine.chargerId}/start`);
   });
 
   it('pages the session list twenty at a time, newest first, with links both ways', async () => {

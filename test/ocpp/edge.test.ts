@@ -98,6 +98,32 @@ describe('the upgrade is checked before ocpp-rpc (C4.10)', () => {
   });
 });
 
+describe('what a charger reports about itself reaches the log (D137)', () => {
+  it('a fault with its error code and info, a security event, a failed firmware update; not a plain status', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c16 = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      await c16.call('StatusNotification', { connectorId: 0, status: 'Faulted', errorCode: 'GroundFailure', info: 'RCD tripped', vendorErrorCode: 'E42' });
+      await c16.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+      await c16.call('FirmwareStatusNotification', { status: 'InstallationFailed' });
+    } finally {
+      await c16.close();
+    }
+    const c201 = await connectCharger(svc, ch, 'ocpp2.0.1');
+    try {
+      await c201.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: new Date().toISOString(), techInfo: 'lid opened' });
+    } finally {
+      await c201.close();
+    }
+    const mine = events('ocpp.charger_report').filter((l) => l.chargerId === ch.chargerId);
+    expect(mine).toEqual([
+      expect.objectContaining({ action: 'StatusNotification', connectorId: 0, status: 'Faulted', errorCode: 'GroundFailure', info: 'RCD tripped', vendorErrorCode: 'E42' }),
+      expect.objectContaining({ action: 'FirmwareStatusNotification', status: 'InstallationFailed' }),
+      expect.objectContaining({ action: 'SecurityEventNotification', type: 'TamperDetectionActivated', techInfo: 'lid opened' }),
+    ]);
+  });
+});
+
 describe('operator log lines (item 9)', () => {
   it('connect, refusal with its reason, replaced connection and disconnect; never the password', async () => {
     const ch = await anOcppCharger(svc, user);

@@ -10,7 +10,7 @@ section{margin-top:2rem}
 .card h3{margin:.25rem 0 .5rem;font-size:1.05rem}
 .card form{display:inline-block;margin-right:.5rem}
 form[hidden]{display:none}
-.online{color:#1b7a34;font-weight:600}.offline{color:#a4001c;font-weight:600}
+.online{color:#1b7a34;font-weight:600}.offline,.fault{color:#a4001c;font-weight:600}
 .stale{color:#a4001c;font-weight:600}
 .kwh{font-size:1.4rem;font-weight:700;font-variant-numeric:tabular-nums}
 .flash{border-left:4px solid #1b7a34;background:#f1f8f3;padding:.25rem 1rem}

@@ -3,7 +3,7 @@
 // a new token once. The stylesheet and script are files (dashboard-assets.ts): the CSP allows nothing inline.
 import type { ChargerItem, SessionItem } from '../../domain/charging/personal-views.ts';
 import type { PersonalTokenView } from '../../domain/credentials/personal-tokens.ts';
-import { STARTABLE, type ConnectorView } from '../../domain/dashboard/connectors.ts';
+import { STARTABLE, STATION_DOWN, type ConnectorView } from '../../domain/dashboard/connectors.ts';
 import type { EnergyOverview } from '../../domain/energy/overview.ts';
 import type { ErePosition } from '../../domain/ere/position.ts';
 import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
@@ -58,6 +58,8 @@ export interface DashboardData {
   chargers: ChargerItem[];
   /** per charger id, its connectors (connectors.ts) */
   connectors: Map<string, ConnectorView[]>;
+  /** per charger id, the status of the whole charger where it sent one (connector 0, D137) */
+  stations?: Map<string, string>;
   sessions: SessionItem[];
   /** which page of the session list this is (1 = the newest), and whether older sessions follow */
   sessionsPage: { page: number; older: boolean };
@@ -71,15 +73,17 @@ export interface DashboardData {
   aliveSeconds: number;
 }
 
-function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[], csrf: string): string {
+function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[], csrf: string, station: string | undefined): string {
   const t = T[lc];
   const s = c.current_session;
   // the script (dashboard-assets.ts) keeps these in step with the stream: a stop form while a session runs, a start
   // per connector while the charger is online (hidden on a one-connector charger that is charging)
   const stop = s ? form(`/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`, undefined, 'stop') : '';
   const startHidden = c.status !== 'online' || (s !== undefined && connectors.length === 1);
+  // D137: a whole charger that is Faulted or Unavailable starts nothing on any connector
+  const down = station !== undefined && STATION_DOWN.has(station);
   const starts = connectors
-    .filter((k) => k.status === null || STARTABLE.has(k.status))
+    .filter((k) => !down && (k.status === null || STARTABLE.has(k.status)))
     .map((k) =>
       form(
         `/dashboard/chargers/${c.id}/start?locale=${lc}`,
@@ -92,7 +96,9 @@ function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[]
     )
     .join('');
   const known = connectors.filter((k) => k.status !== null);
-  const plugs = known.map((k) => `<dt>${esc(t.connector)} ${k.id}</dt><dd>${esc(k.status!)}</dd>`).join('');
+  const plugs =
+    (station !== undefined ? `<dt>${esc(t.station)}</dt><dd><span data-field="station"${down ? ' class="fault"' : ''}>${esc(station)}</span></dd>` : '') +
+    known.map((k) => `<dt>${esc(t.connector)} ${k.id}</dt><dd>${esc(k.status!)}</dd>`).join('');
   return `<article class="card" data-charger-id="${esc(c.id)}" data-connectors="${connectors.length}">
 <h3>${esc(c.nickname)}</h3>
 <dl>
@@ -174,7 +180,7 @@ ${row(t.erePrice, `€ ${num(lc, ere.indicative_price_per_ere)}`, 'ere-price')}
 export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIdentity): string {
   const t = T[lc];
   const flash = d.flash ? `<p class="flash${d.flash.bad ? ' bad' : ''}" id="flash">${esc(d.flash.text)}</p>` : '';
-  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf)).join('\n') : `<p>${esc(t.noChargers)}</p>`;
+  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf, d.stations?.get(c.id))).join('\n') : `<p>${esc(t.noChargers)}</p>`;
   return dashboardFrame(
     lc,
     t.title,

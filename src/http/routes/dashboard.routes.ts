@@ -146,10 +146,11 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       accountsWithoutIban(deps, s.userId),
     ]);
     const flash = flashOf(lc, req.query);
-    const connectors = await connectorsOf(deps, chargers.map((c) => c.id));
+    const stations = new Map<string, string>();
+    const connectors = await connectorsOf(deps, chargers.map((c) => c.id), stations);
     const list = sessions.sessions;
     const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, stations, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
