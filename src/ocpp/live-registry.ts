@@ -187,6 +187,8 @@ export class LiveRegistry implements CommandExecutor {
       // D123: the socket closed (replaced, dropped, the process stopping) after the call went out and before an
       // answer: the charger may have acted on it, so the outcome is unknown, as after a timeout; not a refusal
       const lost = !timeout && e.name === 'AbortError' && e.rpcErrorCode === undefined;
+      // a socket already closed when the call was to go out (ocpp-rpc refuses to send): nothing reached the charger
+      const unsent = !timeout && !lost && e.rpcErrorCode === undefined && e.message === 'Cannot send message in this state';
       this.metrics.callLatency.observe({ ...labels, outcome: timeout || lost ? 'timeout' : 'error' }, seconds());
       await recordCommandOutcome(
         this.deps,
@@ -195,7 +197,9 @@ export class LiveRegistry implements CommandExecutor {
           ? { status: 'timeout', error: 'charger_timeout' }
           : lost
             ? { status: 'timeout', error: CONNECTION_LOST }
-            : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
+            : unsent
+              ? { status: 'failed', error: 'charger_offline' }
+              : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
       );
     }
   }
