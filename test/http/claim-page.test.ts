@@ -112,6 +112,13 @@ describe('claim page in Chromium', () => {
     expect(await page.locator('#draft-company').textContent()).toBe('Bakker Advies');
     expect(await page.locator('#draft-type').textContent()).toBe('business');
     expect(await page.locator('#ask-address').count()).toBe(1);
+    /** the whole form, filled in right, and confirmed */
+    const confirmAddress = async () => {
+      for (const [field, value] of [['#postal_code', '3511ab'], ['#house_number', '7B'], ['#street', 'Oudegracht'], ['#city', 'Utrecht'], ['#iban', 'NL91ABNA0417164300']]) {
+        await page.fill(field!, value!);
+      }
+      await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    };
     // the Dutch rules of the upload: a postal code with SA is never issued
     await page.fill('#postal_code', '3511 SA');
     await page.fill('#house_number', '7B');
@@ -133,22 +140,12 @@ describe('claim page in Chromium', () => {
     const link = /(http\S+confirm=\S+)/.exec(mails[0]!.body)![1]!;
     // a code for another draft or user, or none, confirms nothing: the form posted without it sends no second mail
     await page.goto(link.replace(/confirm=[^&\s]+/, 'confirm=forged'));
-    await page.fill('#postal_code', '3511ab');
-    await page.fill('#house_number', '7B');
-    await page.fill('#street', 'Oudegracht');
-    await page.fill('#city', 'Utrecht');
-    await page.fill('#iban', 'NL91ABNA0417164300');
-    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    await confirmAddress();
     expect(await page.locator('h1').textContent()).toBe('Confirm through your e-mail');
     expect((await svc.deps.db.selectFrom('outbox_messages').select('id').where('draft_id', '=', draftId).where('kind', '=', 'claim_link_confirm').execute()).length).toBe(1);
     // the owner opens the link from the e-mail and confirms
     await page.goto(link);
-    await page.fill('#postal_code', '3511ab');
-    await page.fill('#house_number', '7B');
-    await page.fill('#street', 'Oudegracht');
-    await page.fill('#city', 'Utrecht');
-    await page.fill('#iban', 'NL91ABNA0417164300');
-    await Promise.all([page.waitForLoadState('load'), page.click('#confirm')]);
+    await confirmAddress();
     expect(await page.locator('h1').textContent()).toBe('Your account has been created');
     // the register found the EAN at the address; the machtiging is still to be signed, and the page says so
     expect(await page.locator('#next-sign').textContent()).toContain('not signed yet');
