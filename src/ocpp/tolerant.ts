@@ -29,6 +29,9 @@ export type QuirkKind =
   | 'invalid_status_notification';
 
 /** Collects the quirks seen while reading one message. */
+/** D138: the largest connector or EVSE number a StatusNotification may name (the dashboard shows 1 to 99). */
+export const MAX_CONNECTOR_ID = 99;
+
 export class Reader {
   readonly quirks: QuirkKind[] = [];
   /** C4.11: unreadable parts of a message that is otherwise applied, each kept aside with its reason */
@@ -69,6 +72,16 @@ export class Reader {
       return null;
     }
     return v;
+  }
+
+  /**
+   * D138: a connector (1.6) or EVSE (2.0.1) number of a StatusNotification: 0 (the whole charger) to MAX_CONNECTOR_ID.
+   * A charger has a handful; a number beyond is no connector, and its status would only add a key per message.
+   */
+  connector(v: unknown, what: string): number {
+    const n = this.int(v, what, true);
+    if (n < 0 || n > MAX_CONNECTOR_ID) throw new Unusable(`${what} ${n} is not a connector (0 to ${MAX_CONNECTOR_ID})`);
+    return n;
   }
 
   int(v: unknown, what: string, required: true): number;

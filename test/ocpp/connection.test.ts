@@ -149,6 +149,13 @@ describe('frames and messages (C4.1, C4.4)', () => {
       const cli = await connectCharger(svc, ch, protocol);
       try {
         expect(await cli.call('StatusNotification', { connectorId: 'one', status: 'Sleeping' })).toEqual({});
+        // D138: a number that is no connector is acknowledged and stored nowhere
+        for (const n of [-5, 100, 1_000_000_000]) {
+          const far = protocol === 'ocpp1.6'
+            ? { connectorId: n, errorCode: 'NoError', status: 'Available' }
+            : { timestamp: '2026-11-22T10:00:00Z', connectorStatus: 'Available', evseId: n, connectorId: 1 };
+          expect(await cli.call('StatusNotification', far)).toEqual({});
+        }
         const ok = protocol === 'ocpp1.6'
           ? { connectorId: 1, errorCode: 'NoError', status: 'charging' }
           : { timestamp: '2026-11-22T10:00:00', connectorStatus: 'occupied', evseId: 1, connectorId: 1 };

@@ -9,7 +9,7 @@ export const statusNotification: ActionAdapter = {
     const p = r.obj(params, 'StatusNotification');
     return {
       kind: 'status',
-      connectorId: r.int(p.connectorId, 'connectorId', true),
+      connectorId: r.connector(p.connectorId, 'connectorId'),
       status: r.enumOf(STATUSES, p.status, 'status'),
       errorCode: r.str(p.errorCode, 'errorCode'),
       at: p.timestamp === undefined ? new Date() : r.time(p.timestamp, 'timestamp'),

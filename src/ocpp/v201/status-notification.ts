@@ -9,7 +9,7 @@ export const statusNotification: ActionAdapter = {
     const p = r.obj(params, 'StatusNotification');
     return {
       kind: 'status',
-      connectorId: r.int(p.evseId, 'evseId', true),
+      connectorId: r.connector(p.evseId, 'evseId'),
       status: r.enumOf(STATUSES, p.connectorStatus, 'connectorStatus'),
       errorCode: null,
       at: r.time(p.timestamp, 'timestamp'),
