@@ -179,6 +179,9 @@ describe('frames and messages (C4.1, C4.4)', () => {
       await expect(c16.call('CancelReservation', { reservationId: 1 })).rejects.toMatchObject({ rpcErrorCode: 'NotSupported' });
       expect(await c16.call('FirmwareStatusNotification', { status: 'Idle' })).toEqual({});
       expect(await c16.call('DiagnosticsStatusNotification', { status: 'Idle' })).toEqual({});
+      // D139: the 1.6 security extension's log and signed-firmware notifications are acknowledged
+      expect(await c16.call('LogStatusNotification', { status: 'Uploaded', requestId: 1 })).toEqual({});
+      expect(await c16.call('SignedFirmwareStatusNotification', { status: 'Installed', requestId: 1 })).toEqual({});
       // D130: a notification that is not an object cannot be understood; a made-up action adds no metrics series
       await expect(c16.call('FirmwareStatusNotification', 42)).rejects.toMatchObject({ rpcErrorCode: 'FormationViolation' });
       for (let i = 0; i < 3; i++) await expect(c16.call(`Made${i}Up`, {})).rejects.toMatchObject({ rpcErrorCode: 'NotSupported' });

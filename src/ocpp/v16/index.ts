@@ -23,6 +23,9 @@ export const v16Actions: Record<string, ActionAdapter> = {
   FirmwareStatusNotification: notification('FirmwareStatusNotification'),
   DiagnosticsStatusNotification: notification('DiagnosticsStatusNotification'),
   SecurityEventNotification: notification('SecurityEventNotification'),
+  // D139: the 1.6 security extension's other notifications (C4.4 names LogStatusNotification beside Diagnostics)
+  LogStatusNotification: notification('LogStatusNotification'),
+  SignedFirmwareStatusNotification: notification('SignedFirmwareStatusNotification'),
 };
 
 /** Commands an operator can send to a 1.6 charger (C6.6). */
