@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 export const HELP = `Usage: npm run admin -- <command> [arguments]
 
 Talks to the admin API of a running service (C1.6).
-Environment: ADMIN_TOKEN (required), ADMIN_URL or PUBLIC_BASE_URL (default http://localhost:8080).
+Environment: ADMIN_TOKEN (required), ADMIN_URL or PUBLIC_BASE_URL (default http://localhost:$PORT, 8080 without PORT).
 
 Commands:
   create-partner --name <name> [--rolling-days N] [--rolling-cap N]
@@ -40,8 +40,11 @@ Commands:
   set-ocmf-key <charger_id> (--key <hex|base64> | --key-file <file> | --clear) [--curve <name>]
                                             PUT /admin/chargers/:charger_id/ocmf-public-key (the signing meter's
                                             public key: DER hex/base64, PEM in a file, or a point with --curve)
-  command <charger_id> <Action> [json]      POST /admin/chargers/:charger_id/commands (C6.6: any command in the
-                                            charger's protocol, the payload as JSON)
+  command <charger_id> <Action> [json]      POST /admin/chargers/:charger_id/commands (C6.6: 1.6 Reset,
+                                            TriggerMessage, ChangeConfiguration, GetConfiguration,
+                                            RemoteStartTransaction, RemoteStopTransaction; 2.0.1 Reset,
+                                            TriggerMessage, SetVariables, GetVariables, RequestStartTransaction,
+                                            RequestStopTransaction; the payload as JSON)
   remote-start <charger_id> --id-tag <tag> [--connector N]
                                             1.6 RemoteStartTransaction (connector default 1)
   request-start <charger_id> --id-token <token> [--type Central] [--evse N] [--remote-start-id N]
