@@ -13,6 +13,7 @@ import { validatorCompiler } from './no-nul.ts';
 import { registerOpenApi } from './openapi.ts';
 import { validationError } from './validation-codes.ts';
 import { registerReplyGuard } from './plugins/reply-guard.ts';
+import { registerAdminLog } from './plugins/admin-log.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
 import type { App, RouteRegistrar } from './types.ts';
@@ -105,6 +106,7 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerReplyGuard(app);
+  registerAdminLog(app);
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
     return payload;

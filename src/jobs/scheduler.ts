@@ -63,7 +63,8 @@ export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHand
       () => {
         const p = runJobExclusive(deps, job)
           .then((o) => {
-            if (o.ran) deps.logger.info({ job: job.name }, 'job finished');
+            // D142: what the run did, as a manual run answers it
+            if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', result: o.result ?? null }, 'job finished');
             else deps.logger.debug({ job: job.name }, 'job skipped: another process is running it');
           })
           .catch((err: unknown) => deps.logger.error({ err, job: job.name }, 'job failed'))

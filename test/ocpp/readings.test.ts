@@ -359,8 +359,12 @@ describe('sessions (C4.6)', () => {
     const ch = await anOcppCharger(svc, user);
     const put = (payload: object) =>
       svc.app.inject({ method: 'PUT', url: `/admin/chargers/${ch.chargerId}/id-tokens`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` }, payload });
-    // tokens differing only in case are one token: the first listed is kept
-    const listed = await put({ policy: 'list', tokens: [{ id_token: '04A2B3C4', status: 'Accepted' }, { id_token: '04a2b3c4', status: 'Blocked' }, { id_token: 'Lost', status: 'Blocked' }] });
+    // tokens differing only in case are one token: listed twice with another status, the list is refused (D141) and
+    // nothing changes; listed twice alike, the first spelling is kept
+    const conflicting = await put({ policy: 'list', tokens: [{ id_token: '04A2B3C4', status: 'Accepted' }, { id_token: '04a2b3c4', status: 'Blocked' }] });
+    expect(conflicting.statusCode).toBe(400);
+    expect(conflicting.json()).toEqual({ error: 'invalid_request', detail: expect.stringContaining('tokens.1: 04a2b3c4 is listed at 0 too') });
+    const listed = await put({ policy: 'list', tokens: [{ id_token: '04A2B3C4', status: 'Accepted' }, { id_token: '04a2b3c4', status: 'Accepted' }, { id_token: 'Lost', status: 'Blocked' }] });
     expect(listed.json().tokens.map((t: { id_token: string }) => t.id_token)).toEqual(['04A2B3C4', 'Lost']);
     const cli = await connectCharger(svc, ch, 'ocpp1.6');
     try {

@@ -60,6 +60,17 @@ export async function setIdTokens(deps: Deps, chargerId: string, input: IdTokens
   const parsed = IdTokensInput.safeParse(input);
   if (!parsed.success) throw new DomainError('invalid_request', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const body = parsed.data;
+  // D141: a token listed twice must say the same thing twice; an operator who appends `TAG Blocked` below `TAG
+  // Accepted` means to block it, and keeping the first line answered 200 while the card went on working
+  const first = new Map<string, { i: number; status: string; expires_at: string | null }>();
+  for (const [i, t] of body.tokens.entries()) {
+    const k = t.id_token.toLowerCase();
+    const was = first.get(k);
+    if (!was) first.set(k, { i, status: t.status, expires_at: t.expires_at ?? null });
+    else if (was.status !== t.status || was.expires_at !== (t.expires_at ?? null)) {
+      throw new DomainError('invalid_request', `tokens.${i}: ${t.id_token} is listed at ${was.i} too (tokens compare case-insensitively) with another status or expiry; list it once`);
+    }
+  }
   await requireCharger(deps, chargerId);
   await deps.db.transaction().execute(async (trx) => {
     await ensureOcppCharger(trx, chargerId);

@@ -172,6 +172,8 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
       if (!job) throw new DomainError('job_not_found', `No job ${req.params.job}`);
       const outcome = await runJobExclusive(deps, job);
       if (!outcome.ran) throw new DomainError('job_running', `Job ${job.name} is already running (in this process or another); try again later.`);
+      // D142: a run by hand is logged with what it did, as a scheduled one
+      req.log.info({ event: 'job.finished', job: job.name, trigger: 'admin', result: outcome.result ?? null }, 'job finished');
       return { ok: true as const, job: job.name, result: outcome.result ?? null };
     },
   );
