@@ -98,6 +98,10 @@ describe('ERE ledger and GET /ere-position', () => {
     const s4 = (await post('/admin/ere/sales', { quarter: '2026-Q4', ere: 100, price_per_ere: '0.200' })).json();
     const al4 = (await post(`/admin/ere/sales/${s4.sale_id}/allocations`, { account_id: a.accountId, ere: 20 })).json();
     await post(`/admin/ere/allocations/${al4.allocation_id}/payable`);
+    // D143: the same payout posted again (its answer was lost) is the earlier one, not a second payment, nor a 409
+    const retry = await post('/admin/ere/payouts', { account_id: a.accountId, reference: 'SEPA-1' });
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json()).toEqual({ ...payout.json(), replayed: true });
     const allocs = await svc.deps.db.selectFrom('ere_allocations').select(['id', 'status', 'ere']).where('account_id', '=', a.accountId).execute();
     expect(Object.fromEntries(allocs.map((x) => [x.id, x.status]))).toEqual({
       [al1.json().allocation_id]: 'paid',

@@ -191,13 +191,28 @@ export interface PayoutView {
   paid_at: string;
 }
 
-/** Pay out every payable allocation of an account: to the customer, or to the partner (via_cpo_invoicing). */
-export async function recordPayout(deps: Deps, input: { account_id: unknown; reference?: string | undefined }): Promise<PayoutView> {
+/**
+ * Pay out every payable allocation of an account: to the customer, or to the partner (via_cpo_invoicing). D143: a
+ * payout with a `reference` the account already has a payout under is a retry (the answer to the first was lost): the
+ * earlier payout is answered again, `replayed`, and nothing is paid twice.
+ */
+export async function recordPayout(deps: Deps, input: { account_id: unknown; reference?: string | undefined }): Promise<PayoutView & { replayed?: true }> {
   if (typeof input.account_id !== 'string' || !UUID.test(input.account_id)) throw new DomainError('account_not_found', 'no such account');
   const accountId = input.account_id;
   return deps.db.transaction().execute(async (trx) => {
     const acc = await trx.selectFrom('accounts').select(['id', 'payout_handler', 'partner_id']).where('id', '=', accountId).forUpdate().executeTakeFirst();
     if (!acc) throw new DomainError('account_not_found', `no account ${accountId}`);
+    if (input.reference) {
+      const earlier = await trx.selectFrom('ere_payouts').selectAll().where('account_id', '=', accountId).where('reference', '=', input.reference).executeTakeFirst();
+      if (earlier) {
+        const ids = await trx.selectFrom('ere_allocations').select('id').where('payout_id', '=', earlier.id).orderBy('created_at').execute();
+        return {
+          payout_id: earlier.id, account_id: accountId, paid_to: earlier.paid_to, partner_id: earlier.partner_id,
+          ere: Number(earlier.ere), net_eur: Number(formatDec(BigInt(earlier.net_cents), 2)), allocation_ids: ids.map((a) => a.id),
+          paid_at: isoUtc(earlier.paid_at), replayed: true as const,
+        };
+      }
+    }
     const allocs = await trx
       .selectFrom('ere_allocations as al')
       .innerJoin('ere_sales as s', 's.id', 'al.sale_id')

@@ -166,6 +166,18 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         summary: "Pay out an account's payable allocations (to the partner for via_cpo_invoicing accounts)",
         body: z.object({ account_id: z.string(), reference: z.string().max(200).optional() }),
         response: {
+          // D143: the same reference again for the account: the earlier payout, 200 and `replayed`
+          200: z.object({
+            payout_id: z.string(),
+            account_id: z.string(),
+            paid_to: z.enum(['customer', 'partner']),
+            partner_id: z.string().nullable(),
+            ere: z.number(),
+            net_eur: z.number(),
+            allocation_ids: z.array(z.string()),
+            paid_at: z.string(),
+            replayed: z.literal(true),
+          }),
           201: z.object({
             payout_id: z.string(),
             account_id: z.string(),
@@ -182,6 +194,9 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         },
       },
     },
-    async (req, reply) => reply.code(201).send(await recordPayout(deps, req.body)),
+    async (req, reply) => {
+      const p = await recordPayout(deps, req.body);
+      return reply.code(p.replayed ? 200 : 201).send(p);
+    },
   );
 };

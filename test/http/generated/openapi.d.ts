@@ -7533,6 +7533,27 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payout_id: string;
+                        account_id: string;
+                        /** @enum {string} */
+                        paid_to: "customer" | "partner";
+                        partner_id: string | null;
+                        ere: number;
+                        net_eur: number;
+                        allocation_ids: string[];
+                        paid_at: string;
+                        /** @enum {boolean} */
+                        replayed: true;
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
