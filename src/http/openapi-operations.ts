@@ -75,6 +75,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/chargers/{charger_id}/commands': 'adminSendChargerCommand',
   'PUT /admin/chargers/{charger_id}/registration': 'adminSetChargerRegistration',
   'PUT /admin/chargers/{charger_id}/id-tokens': 'adminSetChargerIdTokens',
+  'GET /admin/chargers/{charger_id}/id-tokens': 'adminGetChargerIdTokens',
   'PUT /admin/chargers/{charger_id}/ocmf-public-key': 'adminSetChargerOcmfKey',
   'GET /admin/chargers/{charger_id}/quarantine': 'adminListChargerQuarantine',
   'POST /admin/chargers/{charger_id}/quarantine/{id}/replay': 'adminReplayQuarantined',

@@ -366,6 +366,10 @@ describe('sessions (C4.6)', () => {
     expect(conflicting.json()).toEqual({ error: 'invalid_request', detail: expect.stringContaining('tokens.1: 04a2b3c4 is listed at 0 too') });
     const listed = await put({ policy: 'list', tokens: [{ id_token: '04A2B3C4', status: 'Accepted' }, { id_token: '04a2b3c4', status: 'Accepted' }, { id_token: 'Lost', status: 'Blocked' }] });
     expect(listed.json().tokens.map((t: { id_token: string }) => t.id_token)).toEqual(['04A2B3C4', 'Lost']);
+    // D144: the list reads back as it stands
+    const read = await svc.app.inject({ method: 'GET', url: `/admin/chargers/${ch.chargerId}/id-tokens`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` } });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual(listed.json());
     const cli = await connectCharger(svc, ch, 'ocpp1.6');
     try {
       expect(await cli.call('Authorize', { idTag: '04a2b3c4' })).toEqual({ idTagInfo: { status: 'Accepted' } });

@@ -95,12 +95,26 @@ export async function setIdTokens(deps: Deps, chargerId: string, input: IdTokens
         .execute();
     }
   });
+  return viewOfIdTokens(deps, chargerId, body.policy);
+}
+
+async function viewOfIdTokens(deps: Deps, chargerId: string, policy: IdTokensView['policy']): Promise<IdTokensView> {
   const tokens = await deps.db.selectFrom('ocpp_id_tokens').selectAll().where('charger_id', '=', chargerId).orderBy('id_token').execute();
   return {
     charger_id: chargerId,
-    policy: body.policy,
+    policy,
     tokens: tokens.map((t) => ({ id_token: t.id_token, status: t.status, expires_at: t.expires_at ? utc(t.expires_at) : null })),
   };
+}
+
+/**
+ * GET /admin/chargers/:charger_id/id-tokens (D144): the policy and the list as they stand, so an operator can add a
+ * card to the list the PUT replaces without reading the database.
+ */
+export async function getIdTokens(deps: Deps, chargerId: string): Promise<IdTokensView> {
+  await requireCharger(deps, chargerId);
+  const row = await deps.db.selectFrom('ocpp_chargers').select('auth_policy').where('charger_id', '=', chargerId).executeTakeFirst();
+  return viewOfIdTokens(deps, chargerId, (row?.auth_policy ?? 'accept_all') as IdTokensView['policy']);
 }
 
 export { utc };

@@ -1,7 +1,7 @@
 // Operator routes for OCPP chargers: remote commands (C6.6), registration status and id tokens (C4.4).
 import { z } from 'zod';
 import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
-import { IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
+import { getIdTokens, IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
 import { setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
 import { requireCharger, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
 import { listQuarantine } from '../../domain/charging/quarantine.ts';
@@ -75,6 +75,11 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
     async (req) => setRegistrationStatus(deps, req.params.charger_id, req.body.status),
   );
 
+  const IdTokensView = z.object({
+    charger_id: z.string(),
+    policy: z.enum(['accept_all', 'list']),
+    tokens: z.array(z.object({ id_token: z.string(), status: z.string(), expires_at: z.string().nullable() })),
+  });
   app.put(
     '/admin/chargers/:charger_id/id-tokens',
     {
@@ -84,19 +89,24 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         summary: "Replace the charger's authorization policy (accept_all or list) and its id tokens",
         params: Params,
         body: IdTokensInput,
-        response: {
-          200: z.object({
-            charger_id: z.string(),
-            policy: z.enum(['accept_all', 'list']),
-            tokens: z.array(z.object({ id_token: z.string(), status: z.string(), expires_at: z.string().nullable() })),
-          }),
-          400: invalid,
-          401: ErrorBody,
-          404: noCharger,
-        },
+        response: { 200: IdTokensView, 400: invalid, 401: ErrorBody, 404: noCharger },
       },
     },
     async (req) => setIdTokens(deps, req.params.charger_id, req.body),
+  );
+
+  app.get(
+    '/admin/chargers/:charger_id/id-tokens',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: "The charger's authorization policy and id tokens as they stand (D144)",
+        params: Params,
+        response: { 200: IdTokensView, 400: invalid, 401: ErrorBody, 404: noCharger },
+      },
+    },
+    async (req) => getIdTokens(deps, req.params.charger_id),
   );
 
   app.put(

@@ -506,7 +506,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The charger's authorization policy and id tokens as they stand (D144) */
+        get: operations["adminGetChargerIdTokens"];
         /** Replace the charger's authorization policy (accept_all or list) and its id tokens */
         put: operations["adminSetChargerIdTokens"];
         post?: never;
@@ -4402,6 +4403,89 @@ export interface operations {
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+        };
+    };
+    adminGetChargerIdTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                charger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        charger_id: string;
+                        /** @enum {string} */
+                        policy: "accept_all" | "list";
+                        tokens: {
+                            id_token: string;
+                            status: string;
+                            expires_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `charger_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
