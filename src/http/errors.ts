@@ -72,6 +72,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   partner_not_found: 404,
   cpo_client_not_found: 404,
   claim_confirm_required: 409,
+  suppression_not_found: 404,
+  suppression_unsubscribed: 409,
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,

@@ -85,6 +85,8 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/sessions/{session_id}/review': 'adminReviewSession',
   'POST /admin/referral-codes': 'adminAddReferralCodes',
   'POST /admin/suppressions': 'adminAddSuppression',
+  'GET /admin/suppressions': 'adminListSuppressions',
+  'DELETE /admin/suppressions/{email}': 'adminRemoveSuppression',
   'GET /admin/outbox': 'adminListOutbox',
   'GET /admin/energy-months': 'adminListEnergyMonths',
   'POST /admin/energy-months/{id}/review': 'adminReviewEnergyMonth',

@@ -186,6 +186,26 @@ describe('invites by SMTP', () => {
     const filtered = await svc.app.inject({ method: 'GET', url: '/admin/outbox?to=PIET@klant.nl', headers: adminHeaders });
     expect(filtered.json().messages.map((m: { to: string; status: string }) => [m.to, m.status])).toEqual([['piet@klant.nl', 'suppressed']]);
   });
+
+  it('lists the suppression list and takes a manual or bounce entry off it, not an unsubscribe (D145)', async () => {
+    const add = (email: string, reason: string) => svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email, reason } });
+    await add('typo@klant.nl', 'manual');
+    await add('gone@klant.nl', 'unsubscribe');
+    const list = await svc.app.inject({ method: 'GET', url: '/admin/suppressions?email=klant.nl&limit=100', headers: adminHeaders });
+    expect(list.statusCode).toBe(200);
+    const emails = (list.json().suppressions as Array<{ email: string; reason: string }>).map((x) => [x.email, x.reason]);
+    expect(emails).toEqual(expect.arrayContaining([['typo@klant.nl', 'manual'], ['gone@klant.nl', 'unsubscribe']]));
+    expect(list.json().count).toBe(emails.length);
+    const del = (email: string) => svc.app.inject({ method: 'DELETE', url: `/admin/suppressions/${encodeURIComponent(email)}`, headers: adminHeaders });
+    expect((await del('TYPO@klant.nl')).json()).toEqual({ email: 'typo@klant.nl', removed: true });
+    const unsub = await del('gone@klant.nl');
+    expect([unsub.statusCode, unsub.json().error]).toEqual([409, 'suppression_unsubscribed']);
+    const none = await del('typo@klant.nl');
+    expect([none.statusCode, none.json().error]).toEqual([404, 'suppression_not_found']);
+    expect(await svc.deps.db.selectFrom('email_suppressions').select('email_lower').where('email_lower', 'in', ['typo@klant.nl', 'gone@klant.nl']).execute()).toEqual([
+      { email_lower: 'gone@klant.nl' },
+    ]);
+  });
 });
 
 describe('referral codes', () => {

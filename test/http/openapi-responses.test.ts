@@ -22,7 +22,7 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats.default(ajv);
 
 interface Sent {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
   /** a JSON body */
@@ -155,6 +155,7 @@ describe('responses match /openapi.json', () => {
       [{ method: 'POST', url: '/admin/ean-register', body: {} }, 400, 'invalid_request'],
       [{ method: 'POST', url: '/admin/referral-codes', body: {} }, 400, 'invalid_request'],
       [{ method: 'POST', url: '/admin/suppressions', body: { email: 'bad' } }, 400, 'invalid_request'],
+      [{ method: 'DELETE', url: '/admin/suppressions/nobody%40example.nl' }, 404, 'suppression_not_found'],
       [{ method: 'GET', url: '/admin/energy-months?status=bad' }, 400, 'invalid_request'],
       [{ method: 'POST', url: `/admin/energy-months/${Z}/review`, body: { action: 'start' } }, 404, 'energy_month_not_found'],
       [{ method: 'POST', url: '/admin/ere/sales', body: { quarter: 'bad', ere: 1, price_per_ere: 1 } }, 400, 'invalid_request'],

@@ -1,7 +1,7 @@
 // Admin API of the partner area (C1.6): known referral codes, the suppression list, the e-mail outbox.
 import { z } from 'zod';
 import { addReferralCodes } from '../../domain/partners/index.ts';
-import { listOutbox, suppressEmail } from '../../domain/invites/index.ts';
+import { listOutbox, listSuppressions, removeSuppression, suppressEmail } from '../../domain/invites/index.ts';
 import {
   OutboxResponse,
   PartnerError,
@@ -27,7 +27,53 @@ const OutboxPage = OutboxResponse.extend({
   count: z.number().int().describe('every message matching the filter; page on with offset until offset + limit ≥ count'),
 });
 
+// D145: the suppression list read a page at a time, and an entry taken off again
+const SuppressionsQuery = z.object({
+  email: z.string().max(320).optional().describe('only addresses containing this (case-insensitive)'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const SuppressionsPage = z.object({
+  suppressions: z.array(z.object({ email: z.string(), reason: z.string(), detail: z.string().nullable(), created_at: z.string() })),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  count: z.number().int(),
+});
+
 export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {
+  app.get(
+    '/admin/suppressions',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'The suppression list, newest first, a page at a time (limit 1–1000, default 100; offset; email filters)',
+        querystring: SuppressionsQuery,
+        response: { 200: SuppressionsPage, ...errors },
+      },
+    },
+    async (req) => listSuppressions(deps, req.query),
+  );
+
+  app.delete(
+    '/admin/suppressions/:email',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'Take an address off the suppression list (a bounce or a manual entry; an unsubscribe is its owner\'s to undo: 409)',
+        params: z.object({ email: z.string().min(1).max(320) }),
+        response: {
+          200: z.object({ email: z.string(), removed: z.literal(true) }),
+          ...errors,
+          404: errorOf('suppression_not_found'),
+          409: errorOf('suppression_unsubscribed'),
+        },
+      },
+    },
+    async (req) => removeSuppression(deps, req.params.email),
+  );
+
   app.post(
     '/admin/referral-codes',
     {

@@ -729,6 +729,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The suppression list, newest first, a page at a time (limit 1–1000, default 100; offset; email filters) */
+        get: operations["adminListSuppressions"];
+        put?: never;
+        /** Put an e-mail address on the suppression list (no invites, uploads skip it as suppressed) */
+        post: operations["adminAddSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/suppressions/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Take an address off the suppression list (a bounce or a manual entry; an unsubscribe is its owner's to undo: 409) */
+        delete: operations["adminRemoveSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/referral-codes": {
         parameters: {
             query?: never;
@@ -740,23 +775,6 @@ export interface paths {
         put?: never;
         /** Add known referral codes ({codes: [...]} or {code}); rows carrying one report matched: true */
         post: operations["adminAddReferralCodes"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/suppressions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Put an e-mail address on the suppression list (no invites, uploads skip it as suppressed) */
-        post: operations["adminAddSuppression"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6271,7 +6289,85 @@ export interface operations {
             };
         };
     };
-    adminAddReferralCodes: {
+    adminListSuppressions: {
+        parameters: {
+            query?: {
+                /** @description only addresses containing this (case-insensitive) */
+                email?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        suppressions: {
+                            email: string;
+                            reason: string;
+                            detail: string | null;
+                            created_at: string;
+                        }[];
+                        limit: number;
+                        offset: number;
+                        count: number;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+        };
+    };
+    adminAddSuppression: {
         parameters: {
             query?: never;
             header?: never;
@@ -6281,9 +6377,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    codes?: string[];
-                    code?: string;
-                    description?: string;
+                    email: string;
+                    /** @enum {string} */
+                    reason?: "bounce" | "unsubscribe" | "manual";
                 } & {
                     [key: string]: unknown;
                 };
@@ -6297,8 +6393,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        added: number;
-                        codes: string[];
+                        /** @enum {boolean} */
+                        ok: true;
+                        email: string;
+                        reason: string;
+                        created: boolean;
                     };
                 };
             };
@@ -6356,7 +6455,94 @@ export interface operations {
             };
         };
     };
-    adminAddSuppression: {
+    adminRemoveSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @enum {boolean} */
+                        removed: true;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `suppression_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `suppression_unsubscribed` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+        };
+    };
+    adminAddReferralCodes: {
         parameters: {
             query?: never;
             header?: never;
@@ -6366,9 +6552,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    email: string;
-                    /** @enum {string} */
-                    reason?: "bounce" | "unsubscribe" | "manual";
+                    codes?: string[];
+                    code?: string;
+                    description?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -6382,11 +6568,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @enum {boolean} */
-                        ok: true;
-                        email: string;
-                        reason: string;
-                        created: boolean;
+                        added: number;
+                        codes: string[];
                     };
                 };
             };
