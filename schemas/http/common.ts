@@ -43,3 +43,17 @@ export const EXAMPLE_UUID = '3f6c2a4e-8b1d-4c7e-9a2f-5d0e1b7c9a31';
 /** The largest value of a PostgreSQL integer column: an integer input stored in one is bounded by it (a larger one
  * failed the statement as a 500). */
 export const INT4_MAX = 2_147_483_647;
+
+/**
+ * D131, D145: an admin list a page at a time: the query's `limit` (1–1000, default 100) and `offset`, and the
+ * answer's `limit`, `offset` and `count` (every row matching the filters).
+ */
+export const AdminPageQuery = {
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+};
+export const AdminPageFields = {
+  limit: z.number().int(),
+  offset: z.number().int(),
+  count: z.number().int().describe('every row matching the filters; page on with offset until offset + limit ≥ count'),
+};

@@ -5,12 +5,24 @@ import { allocateToSale, createSale, listSales, markPayable, recordPayout } from
 import { listEnergyMonths, reviewMonth } from '../../domain/ere/review.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { errorOf } from '../../../schemas/http/onboarding-common.ts';
+import { AdminPageFields, AdminPageQuery } from '../../../schemas/http/common.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
 const admin = { auth: { admin: true } } as const;
 const tags = ['Admin'];
 const errors = { 400: errorOf('invalid_request'), 401: Err };
 const Decimal = z.union([z.number(), z.string()]);
+
+const Payout = z.object({
+  payout_id: z.string(),
+  account_id: z.string(),
+  paid_to: z.enum(['customer', 'partner']),
+  partner_id: z.string().nullable(),
+  ere: z.number(),
+  net_eur: z.number(),
+  allocation_ids: z.array(z.string()),
+  paid_at: z.string(),
+});
 
 export const EnergyMonthSchema = z.object({
   id: z.string(),
@@ -65,15 +77,12 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
           hold_status: z.enum(['held', 'accepted', 'rejected']).optional(),
           connection_id: z.uuid().optional(),
           month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/).optional(),
-          limit: z.coerce.number().int().min(1).max(1000).default(100),
-          offset: z.coerce.number().int().min(0).default(0),
+          ...AdminPageQuery,
         }),
         response: {
           200: z.object({
             energy_months: z.array(EnergyMonthSchema).describe('ordered by month, then when the record was made, then id'),
-            limit: z.number().int(),
-            offset: z.number().int(),
-            count: z.number().int().describe('every month matching the filters; page on with offset until offset + limit ≥ count'),
+            ...AdminPageFields,
           }),
           ...errors,
         },
@@ -167,27 +176,8 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
         body: z.object({ account_id: z.string(), reference: z.string().max(200).optional() }),
         response: {
           // D143: the same reference again for the account: the earlier payout, 200 and `replayed`
-          200: z.object({
-            payout_id: z.string(),
-            account_id: z.string(),
-            paid_to: z.enum(['customer', 'partner']),
-            partner_id: z.string().nullable(),
-            ere: z.number(),
-            net_eur: z.number(),
-            allocation_ids: z.array(z.string()),
-            paid_at: z.string(),
-            replayed: z.literal(true),
-          }),
-          201: z.object({
-            payout_id: z.string(),
-            account_id: z.string(),
-            paid_to: z.enum(['customer', 'partner']),
-            partner_id: z.string().nullable(),
-            ere: z.number(),
-            net_eur: z.number(),
-            allocation_ids: z.array(z.string()),
-            paid_at: z.string(),
-          }),
+          200: Payout.extend({ replayed: z.literal(true) }),
+          201: Payout,
           ...errors,
           404: errorOf('account_not_found'),
           409: errorOf('nothing_payable'),

@@ -12,32 +12,19 @@ import {
 } from '../../../schemas/http/partner.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { errorOf } from '../../../schemas/http/onboarding-common.ts';
+import { AdminPageFields, AdminPageQuery } from '../../../schemas/http/common.ts';
 
 const errors = { 400: errorOf('invalid_request'), 401: PartnerError };
 
 // D131: the outbox a page at a time, with the number of messages matching the filter
-const OutboxQuery = z.object({
-  to: z.string().optional().describe('only the messages to this address (case-insensitive)'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
-const OutboxPage = OutboxResponse.extend({
-  limit: z.number().int(),
-  offset: z.number().int(),
-  count: z.number().int().describe('every message matching the filter; page on with offset until offset + limit ≥ count'),
-});
+const OutboxQuery = z.object({ to: z.string().optional().describe('only the messages to this address (case-insensitive)'), ...AdminPageQuery });
+const OutboxPage = OutboxResponse.extend(AdminPageFields);
 
 // D145: the suppression list read a page at a time, and an entry taken off again
-const SuppressionsQuery = z.object({
-  email: z.string().max(320).optional().describe('only addresses containing this (case-insensitive)'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+const SuppressionsQuery = z.object({ email: z.string().max(320).optional().describe('only addresses containing this (case-insensitive)'), ...AdminPageQuery });
 const SuppressionsPage = z.object({
   suppressions: z.array(z.object({ email: z.string(), reason: z.string(), detail: z.string().nullable(), created_at: z.string() })),
-  limit: z.number().int(),
-  offset: z.number().int(),
-  count: z.number().int(),
+  ...AdminPageFields,
 });
 
 export const adminPartnerRoutes: RouteRegistrar = (app, deps) => {

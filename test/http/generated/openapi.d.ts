@@ -6318,6 +6318,7 @@ export interface operations {
                         }[];
                         limit: number;
                         offset: number;
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
                         count: number;
                     };
                 };
@@ -6660,7 +6661,7 @@ export interface operations {
                         }[];
                         limit: number;
                         offset: number;
-                        /** @description every message matching the filter; page on with offset until offset + limit ≥ count */
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
                         count: number;
                     };
                 };
@@ -7253,7 +7254,7 @@ export interface operations {
                         }[];
                         limit: number;
                         offset: number;
-                        /** @description every month matching the filters; page on with offset until offset + limit ≥ count */
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
                         count: number;
                     };
                 };
