@@ -13,3 +13,8 @@ export function adapterFor(protocol: string, action: string): ActionAdapter | un
   const table = protocol === 'ocpp1.6' ? v16Actions : v201Actions;
   return Object.hasOwn(table, action) ? table[action] : undefined;
 }
+
+/** The metrics' action label: a handled action's name, else `other` (a charger's made-up names add no series, D130). */
+export function actionLabel(protocol: string, action: string): string {
+  return action === 'DataTransfer' || adapterFor(protocol, action) ? action : 'other';
+}

@@ -11,7 +11,7 @@ import type { SocketCache } from '../domain/charging/handle-event.ts';
 import type { RegistrationStatus } from '../domain/charging/connect-batch.ts';
 import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
-import { adapterFor, type OcppProtocol } from './adapters.ts';
+import { actionLabel, adapterFor, type OcppProtocol } from './adapters.ts';
 import { ConnectBatches } from './connect-batches.ts';
 import { IngestPipeline } from './ingest-pipeline.ts';
 import { nestsDeeperThan } from '../lib/json-depth.ts';
@@ -113,7 +113,7 @@ export class CallHandler {
     // D135: a charger the operator has not accepted sends nothing but its BootNotification (OCPP 2.0.1 B02/B03, 1.6
     // §4.2): anything else is SecurityError, stored nowhere, and the charger keeps it until it is accepted
     if (sock.registration !== 'Accepted' && method !== 'BootNotification' && !(sock.registration === 'Pending' && PENDING_ALLOWED.has(method))) {
-      this.outcome(protocol, adapterFor(protocol, method) || method === 'DataTransfer' ? method : 'other', 'not_accepted');
+      this.outcome(protocol, actionLabel(protocol, method), 'not_accepted');
       throw createRPCError('SecurityError', `The charger is ${sock.registration}: only BootNotification is taken until it is accepted`);
     }
     if (method === 'DataTransfer') {

@@ -15,7 +15,7 @@ import {
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { newSocketCache } from '../domain/charging/handle-event.ts';
-import { adapterFor } from './adapters.ts';
+import { actionLabel } from './adapters.ts';
 import type { RegistrationStatus } from '../domain/charging/connect-batch.ts';
 import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.ts';
 import type { CredentialLookup } from './charger-auth.ts';
@@ -24,8 +24,6 @@ import type { OcppMetrics } from './metrics.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
 const noop = () => {};
-/** The metrics' action label: a handled action's name, else `other` (a charger's made-up names add no series, D130). */
-const actionLabel = (protocol: OcppProtocol, method: string) => (method === 'DataTransfer' || adapterFor(protocol, method) ? method : 'other');
 /**
  * D123: an older socket of a charger that connected again is closed with a close frame that says why (it was
  * terminated, 1006 without a reason, and a charger could not tell a replacement from a network fault). Closing stops
