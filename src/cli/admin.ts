@@ -21,7 +21,7 @@ Commands:
   mint-user-token <user_id> --scopes chargers:read,chargers:write
                                             POST /admin/users/:user_id/api-tokens (revokes the earlier token)
   link-account <user_id> <account_id>       POST /admin/users/:user_id/accounts
-  list-jobs                                 GET /admin/jobs (names and crons)
+  list-jobs                                 GET /admin/jobs (crons, running now, last run)
   run-job <job>                             POST /admin/jobs/:job/run (e.g. energy-aggregate, ean-recheck)
   quarantine <charger_id> [--limit N]       GET /admin/chargers/:charger_id/quarantine (raw frames, reasons, replays)
   replay-quarantine <charger_id> <id>       POST /admin/chargers/:charger_id/quarantine/:id/replay (after a fix)

@@ -6,7 +6,7 @@
 // Crons are read in Europe/Amsterdam time (the service's calendar, C6.8).
 import cron, { type ScheduledTask } from 'node-cron';
 import { Counter } from 'prom-client';
-import { withAdvisoryLock } from '../db/locks.ts';
+import { isAdvisoryLockHeld, withAdvisoryLock } from '../db/locks.ts';
 import type { Deps } from '../deps.ts';
 import type { Job } from './job.ts';
 import { allJobs } from './registry.ts';
@@ -31,17 +31,23 @@ function jobCounter(deps: Deps): Counter<'job' | 'outcome'> {
   });
 }
 
-/** Runs a job unless another run of it holds the lock; a failure of the job propagates. */
-export async function runJobExclusive(deps: Deps, job: Job): Promise<JobOutcome> {
+export type JobTrigger = 'schedule' | 'admin';
+
+/** Runs a job unless another run of it holds the lock; a failure of the job propagates. Every run that took the
+ * lock is recorded in job_runs (D146), while the lock is still held. */
+export async function runJobExclusive(deps: Deps, job: Job, trigger: JobTrigger = 'admin'): Promise<JobOutcome> {
   const counter = jobCounter(deps);
   const count = (outcome: string) => counter.inc({ job: job.name, outcome });
   const run = async (): Promise<JobOutcome> => {
+    const startedAt = new Date();
     try {
       const result = await job.run(deps);
       count('ok');
+      await recordRun(deps, job.name, trigger, startedAt, { outcome: 'ok', result });
       return { ran: true, result };
     } catch (err) {
       count('failed');
+      await recordRun(deps, job.name, trigger, startedAt, { outcome: 'failed', error: err instanceof Error ? err.message : String(err) });
       throw err;
     }
   };
@@ -50,6 +56,98 @@ export async function runJobExclusive(deps: Deps, job: Job): Promise<JobOutcome>
   if (r.acquired) return r.value;
   count('skipped');
   return { ran: false, reason: 'already_running' };
+}
+
+/** Stored result: JSON the job returned (null when it returned nothing or something JSON cannot hold). */
+function resultJson(result: unknown): string | null {
+  try {
+    const text = JSON.stringify(result ?? null);
+    return text === undefined || text.includes('\\u0000') ? null : text;
+  } catch {
+    return null;
+  }
+}
+
+/** The run's record; a failure to write it is logged and never replaces the job's own outcome. */
+async function recordRun(
+  deps: Deps,
+  job: string,
+  trigger: JobTrigger,
+  startedAt: Date,
+  o: { outcome: 'ok'; result: unknown } | { outcome: 'failed'; error: string },
+): Promise<void> {
+  const ok = o.outcome === 'ok';
+  const row = {
+    job,
+    trigger,
+    started_at: startedAt,
+    finished_at: new Date(),
+    outcome: o.outcome,
+    result: ok ? resultJson(o.result) : null,
+    error: ok ? null : o.error.replaceAll('\u0000', '').slice(0, 500),
+  };
+  try {
+    await deps.db
+      .insertInto('job_runs')
+      .values({ ...row, last_ok_at: ok ? row.finished_at : null })
+      .onConflict((oc) =>
+        oc.column('job').doUpdateSet((eb) => ({
+          trigger: eb.ref('excluded.trigger'),
+          started_at: eb.ref('excluded.started_at'),
+          finished_at: eb.ref('excluded.finished_at'),
+          outcome: eb.ref('excluded.outcome'),
+          result: eb.ref('excluded.result'),
+          error: eb.ref('excluded.error'),
+          last_ok_at: ok ? eb.ref('excluded.last_ok_at') : eb.ref('job_runs.last_ok_at'),
+        })),
+      )
+      .execute();
+  } catch (err) {
+    deps.logger.warn({ err, job }, 'job run not recorded');
+  }
+}
+
+export interface JobStatus {
+  name: string;
+  cron: string | null;
+  /** some process holds the job's lock now */
+  running: boolean;
+  last_run: {
+    trigger: JobTrigger;
+    started_at: string;
+    finished_at: string;
+    outcome: 'ok' | 'failed';
+    result: unknown;
+    error: string | null;
+  } | null;
+  last_ok_at: string | null;
+}
+
+/** Every job with its cron, whether a process runs it now, and its last recorded run (D146). */
+export async function listJobs(deps: Deps, jobs: Job[] = allJobs): Promise<JobStatus[]> {
+  const rows = await deps.db.selectFrom('job_runs').selectAll().execute();
+  const byJob = new Map(rows.map((r) => [r.job, r]));
+  return Promise.all(
+    jobs.map(async (j) => {
+      const r = byJob.get(j.name);
+      return {
+        name: j.name,
+        cron: j.cron(deps.config),
+        running: await isAdvisoryLockHeld(deps.db, deps.dbKind, `job:${j.name}`),
+        last_run: r
+          ? {
+              trigger: r.trigger,
+              started_at: new Date(r.started_at).toISOString(),
+              finished_at: new Date(r.finished_at).toISOString(),
+              outcome: r.outcome,
+              result: r.result ?? null,
+              error: r.error,
+            }
+          : null,
+        last_ok_at: r?.last_ok_at ? new Date(r.last_ok_at).toISOString() : null,
+      };
+    }),
+  );
 }
 
 export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHandle {
@@ -61,7 +159,7 @@ export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHand
     const task = cron.schedule(
       expr,
       () => {
-        const p = runJobExclusive(deps, job)
+        const p = runJobExclusive(deps, job, 'schedule')
           .then((o) => {
             // D142: what the run did, as a manual run answers it
             if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', result: o.result ?? null }, 'job finished');

@@ -131,7 +131,7 @@ describe('admin API (C1.6)', () => {
   it('lists the jobs with their crons', async () => {
     const res = await svc.app.inject({ method: 'GET', url: '/admin/jobs', headers: admin });
     expect(res.statusCode).toBe(200);
-    expect(res.json().jobs).toContainEqual({ name: 'rate-limit-cleanup', cron: svc.config.RATE_LIMIT_CLEANUP_CRON });
+    expect(res.json().jobs).toContainEqual(expect.objectContaining({ name: 'rate-limit-cleanup', cron: svc.config.RATE_LIMIT_CLEANUP_CRON, running: false }));
   });
 
   it('runs a job now, and 404 for an unknown job', async () => {
@@ -139,6 +139,11 @@ describe('admin API (C1.6)', () => {
     const res = await post('/admin/jobs/rate-limit-cleanup/run');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ ok: true, job: 'rate-limit-cleanup', result: { deleted: 1 } });
+    // D146: the run is what the list shows as the job's last
+    const list = await svc.app.inject({ method: 'GET', url: '/admin/jobs', headers: admin });
+    const cleanup = list.json().jobs.find((j: { name: string }) => j.name === 'rate-limit-cleanup');
+    expect(cleanup).toMatchObject({ running: false, last_run: { trigger: 'admin', outcome: 'ok', result: { deleted: 1 }, error: null } });
+    expect(cleanup.last_ok_at).toBe(cleanup.last_run.finished_at);
     const unknown = await post('/admin/jobs/no-such-job/run');
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toBe('job_not_found');

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/jobs/job.ts';
 import { allJobs } from '../../src/jobs/registry.ts';
-import { runJobExclusive, startScheduler } from '../../src/jobs/scheduler.ts';
+import { listJobs, runJobExclusive, startScheduler } from '../../src/jobs/scheduler.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 
 function gatedJob(name: string) {
@@ -72,6 +72,28 @@ describe('scheduler', () => {
     expect(await runJobExclusive(a.deps, ok)).toEqual({ ran: true, result: 'fine' });
   });
 
+  it('each run that took the lock is recorded, and any process reads it with whether the job runs now (D146)', async () => {
+    const g = gatedJob('test-recorded');
+    expect(await listJobs(b.deps, [g.job])).toEqual([{ name: 'test-recorded', cron: null, running: false, last_run: null, last_ok_at: null }]);
+    const run = runJobExclusive(a.deps, g.job);
+    await g.isStarted;
+    // the other "process" sees the run through the lock, not through anything in a's memory
+    expect((await listJobs(b.deps, [g.job]))[0]).toMatchObject({ running: true, last_run: null });
+    g.open();
+    await run;
+    const [done] = await listJobs(b.deps, [g.job]);
+    expect(done).toMatchObject({ running: false, last_run: { trigger: 'admin', outcome: 'ok', result: { runs: 1 }, error: null } });
+    expect(Date.parse(done!.last_run!.finished_at)).toBeGreaterThanOrEqual(Date.parse(done!.last_run!.started_at));
+    expect(done!.last_ok_at).toBe(done!.last_run!.finished_at);
+
+    // a failure replaces the last run and keeps when it last went well
+    const failing: Job = { name: 'test-recorded', cron: () => null, run: async () => Promise.reject(new Error('no connection\u0000 to the register')) };
+    await expect(runJobExclusive(b.deps, failing, 'schedule')).rejects.toThrow('no connection');
+    const [failed] = await listJobs(a.deps, [failing]);
+    expect(failed).toMatchObject({ running: false, last_run: { trigger: 'schedule', outcome: 'failed', result: null, error: 'no connection to the register' } });
+    expect(failed!.last_ok_at).toBe(done!.last_ok_at);
+  });
+
   it('schedules one node-cron task per job with a cron, runs it, and stops', async () => {
     let fired!: () => void;
     const firedOnce = new Promise<void>((r) => (fired = r));
@@ -82,6 +104,7 @@ describe('scheduler', () => {
     expect(s.jobs).toEqual(['test-every-second']);
     await firedOnce;
     await s.stop();
+    expect((await listJobs(a.deps, [everySecond]))[0]!.last_run).toMatchObject({ trigger: 'schedule', outcome: 'ok', result: null });
     const after = count;
     await new Promise((r) => setTimeout(r, 1200));
     expect(count).toBe(after);

@@ -251,6 +251,18 @@ export interface RateLimitsTable {
   window_ms: number;
 }
 
+/** migrations/0070: the last run of each job (D146) */
+export interface JobRunsTable {
+  job: string;
+  trigger: 'schedule' | 'admin';
+  started_at: Timestamp;
+  finished_at: Timestamp;
+  outcome: 'ok' | 'failed';
+  result: ColumnType<unknown, string | null, string | null>;
+  error: string | null;
+  last_ok_at: NullableTimestamp;
+}
+
 export interface CoreTables {
   partners: PartnersTable;
   partner_api_keys: PartnerApiKeysTable;
@@ -267,4 +279,5 @@ export interface CoreTables {
   meter_readings: MeterReadingsTable;
   energy_months: EnergyMonthsTable;
   rate_limits: RateLimitsTable;
+  job_runs: JobRunsTable;
 }

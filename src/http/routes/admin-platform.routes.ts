@@ -12,8 +12,8 @@ import {
   mintPersonalToken,
 } from '../../domain/credentials/tokens.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { runJobExclusive } from '../../jobs/scheduler.ts';
-import { allJobs, findJob } from '../../jobs/registry.ts';
+import { listJobs, runJobExclusive } from '../../jobs/scheduler.ts';
+import { findJob } from '../../jobs/registry.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { INT4_MAX } from '../../../schemas/http/common.ts';
 import { errorOf } from '../../../schemas/http/onboarding-common.ts';
@@ -24,6 +24,23 @@ const admin = { auth: { admin: true } } as const;
 // of a 400 are added to every operation by openapi.ts)
 const errors = { 400: errorOf('invalid_request'), 401: Err };
 const tags = ['Admin'];
+const JobStatus = z.object({
+  name: z.string(),
+  cron: z.string().nullable(),
+  running: z.boolean().describe('a process (this or another) holds the job’s lock now'),
+  last_run: z
+    .object({
+      trigger: z.enum(['schedule', 'admin']),
+      started_at: z.string(),
+      finished_at: z.string(),
+      outcome: z.enum(['ok', 'failed']),
+      result: z.unknown().describe('what the run returned (as POST /admin/jobs/:job/run answers it); null when it failed'),
+      error: z.string().nullable().describe('the failure’s message, at most 500 characters'),
+    })
+    .nullable()
+    .describe('the last run that took the job’s lock, by any process; null: none recorded'),
+  last_ok_at: z.string().nullable().describe('when a run last finished without failing'),
+});
 
 export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -144,11 +161,11 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
       config: admin,
       schema: {
         tags,
-        summary: 'The scheduled jobs and their cron expressions (null: on demand only)',
-        response: { 200: z.object({ jobs: z.array(z.object({ name: z.string(), cron: z.string().nullable() })) }), ...errors },
+        summary: 'The scheduled jobs: cron (null: on demand only), whether a process runs one now, its last run',
+        response: { 200: z.object({ jobs: z.array(JobStatus) }), ...errors },
       },
     },
-    async () => ({ jobs: allJobs.map((j) => ({ name: j.name, cron: j.cron(deps.config) })) }),
+    async () => ({ jobs: await listJobs(deps) }),
   );
 
   app.post(

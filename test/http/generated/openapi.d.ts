@@ -197,7 +197,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The scheduled jobs and their cron expressions (null: on demand only) */
+        /** The scheduled jobs: cron (null: on demand only), whether a process runs one now, its last run */
         get: operations["adminListJobs"];
         put?: never;
         post?: never;
@@ -1845,6 +1845,23 @@ export interface operations {
                         jobs: {
                             name: string;
                             cron: string | null;
+                            /** @description a process (this or another) holds the job’s lock now */
+                            running: boolean;
+                            /** @description the last run that took the job’s lock, by any process; null: none recorded */
+                            last_run: {
+                                /** @enum {string} */
+                                trigger: "schedule" | "admin";
+                                started_at: string;
+                                finished_at: string;
+                                /** @enum {string} */
+                                outcome: "ok" | "failed";
+                                /** @description what the run returned (as POST /admin/jobs/:job/run answers it); null when it failed */
+                                result: unknown;
+                                /** @description the failure’s message, at most 500 characters */
+                                error: string | null;
+                            } | null;
+                            /** @description when a run last finished without failing */
+                            last_ok_at: string | null;
                         }[];
                     };
                 };
