@@ -133,6 +133,28 @@ describe('rate limits (C1.5)', () => {
     expect(bad.headers['ratelimit']).toMatch(/^"personal";r=3;/);
   });
 
+  it('a client over its limit hears 429 whatever its request: a body that is also wrong, or not JSON (D147)', async () => {
+    const user = await aUser(a.deps);
+    const send = (payload: string) =>
+      a.app.inject({ method: 'POST', url: '/probe/validated', headers: { ...bearer(user.token), 'content-type': 'application/json' }, payload });
+    const codes = [];
+    for (let i = 0; i < 5; i++) codes.push((await send('{"n": 1}')).statusCode);
+    expect(codes).toEqual([200, 200, 200, 200, 200]);
+    for (const body of ['{"n": "not a number"}', '{not json', '{}']) {
+      const over = await send(body);
+      expect(over.statusCode, body).toBe(429);
+      expect(over.json()).toEqual({ error: 'Too many requests', retry_after_seconds: expect.any(Number) });
+      expect(over.headers['retry-after']).toBeDefined();
+    }
+    // the token endpoint: over its count, a token request whose body fails validation is 429 too
+    const body = { grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret };
+    let last = await a.app.inject({ method: 'POST', url: '/oauth/token', payload: body });
+    for (let i = 0; i < 3 && last.statusCode !== 429; i++) last = await a.app.inject({ method: 'POST', url: '/oauth/token', payload: body });
+    expect(last.statusCode).toBe(429);
+    const badGrant = await a.app.inject({ method: 'POST', url: '/oauth/token', payload: { ...body, grant_type: 'password' } });
+    expect(badGrant.statusCode).toBe(429);
+  });
+
   it('operations routes are not counted', async () => {
     const res = await a.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);

@@ -1,7 +1,8 @@
 // C1.5 rate limits per credential with @fastify/rate-limit and a PostgreSQL store (TOOLCHAIN.md §4).
 //
-// The auth hook resolves the credential in onRequest, so the limit runs in preHandler, when request.principal
-// is known. One policy per kind of caller, limits from configuration (RATE_LIMIT_*), one shared window:
+// The auth hook resolves the credential in onRequest, so the limit runs in an onRequest hook after it, when
+// request.principal is known and before the body is read (the token endpoint's in preValidation: its credential is
+// the body's). One policy per kind of caller, limits from configuration (RATE_LIMIT_*), one shared window:
 //   cpo       per CPO client (every token of one client shares the count)
 //   partner   per partner API key
 //   personal  per personal API token
@@ -86,8 +87,7 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
   const c = deps.config;
   const windowMs = c.RATE_LIMIT_WINDOW_SECONDS * 1000;
   await app.register(rateLimit, {
-    global: false, // the preHandler below applies it to every route (the plugin's own hook would run before auth)
-    hook: 'preHandler',
+    global: false, // the hooks below apply it to every route (the plugin's own hook would run before auth)
     store: pgStore(deps) as never,
     timeWindow: windowMs,
     // Decision: if the counter table cannot be reached, serve the request rather than fail it.
@@ -126,7 +126,7 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
     return wait;
   };
 
-  app.addHook('preHandler', async (req, reply) => {
+  const limit = async (req: FastifyRequest, reply: FastifyReply) => {
     // a database that cannot say whether the client authenticates: served uncounted, as when the counters fail
     const targets = await classify(req, deps).catch(() => null);
     if (!targets) return;
@@ -135,9 +135,16 @@ export async function rateLimitPlugin(app: App, deps: Deps): Promise<void> {
       reply.header('Retry-After', String(wait));
       return reply.code(429).send({ error: 'Too many requests', retry_after_seconds: wait });
     }
-  });
+  };
+  // D147: a request is counted, and refused when over, as soon as its credential is known (onRequest, after the
+  // auth hook), before its body is read or checked: a client over its limit hears 429 whatever its request, not a
+  // 400 for a body that is also wrong. The token endpoint's credential is in the body, so it counts once the body is
+  // parsed and before it is validated.
+  const isTokenEndpoint = (req: FastifyRequest) => req.routeOptions.url === '/oauth/token';
+  app.addHook('onRequest', async (req, reply) => (isTokenEndpoint(req) ? undefined : limit(req, reply)));
+  app.addHook('preValidation', async (req, reply) => (isTokenEndpoint(req) ? limit(req, reply) : undefined));
 
-  // A request answered before preHandler (refused by the auth layer, a body that failed validation, 413)
+  // A request answered before it was counted (refused by the auth layer, a token request whose body is not JSON, 413)
   // still counts, against its credential when one was accepted and else against the client IP, and its
   // response carries the headers too. Its status stays what it was.
   app.addHook('onSend', async (req, reply, payload) => {
