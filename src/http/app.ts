@@ -16,7 +16,7 @@ import { registerReplyGuard } from './plugins/reply-guard.ts';
 import { registerAdminLog } from './plugins/admin-log.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
-import type { App, RouteRegistrar } from './types.ts';
+import { FORM_MEDIA_TYPE, type App, type RouteRegistrar } from './types.ts';
 
 export interface BuildAppOptions {
   /** Hooks run after the core plugins and before the routes (rate limits, metrics). */
@@ -167,6 +167,16 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
   });
 
   await app.register(formbody);
+  // D148: bodies are JSON, or a form where the route says it takes one (schema.consumes). Fastify's own text/plain
+  // parser handed a JSON document sent as text/plain to validation as one string (400 naming the first field);
+  // without it such a body is 415 like any type the server does not read, and so is a form sent to a JSON-only route.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('preValidation', async (req, reply) => {
+    if (req.body === undefined || !/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '')) return;
+    const consumes = (req.routeOptions.schema as { consumes?: readonly string[] } | undefined)?.consumes;
+    if (consumes?.includes(FORM_MEDIA_TYPE)) return;
+    return reply.code(415).send({ error: 'unsupported_media_type', detail: 'Send the body as application/json.' });
+  });
   await registerOpenApi(app, deps);
   registerAuth(app, deps);
   for (const plugin of opts.plugins ?? []) await plugin(app, deps);

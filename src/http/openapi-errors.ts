@@ -66,14 +66,20 @@ export function unsupportedMediaTypeResponse(): Record<string, unknown> {
   return errorResponse(['unsupported_media_type'], "the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one");
 }
 
+/** The answer to a body over HTTP_MAX_BODY_BYTES (app.ts), on every operation that takes a body (D148). */
+export function payloadTooLargeResponse(): Record<string, unknown> {
+  return errorResponse(['payload_too_large'], 'the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)');
+}
+
 /**
  * Codes every operation's error answer of a status can carry, whatever its route says: what the app's error handler
  * answers for a request that fails its schema or a path that does not decode (400 invalid_request), a JSON body that
- * does not parse (400 invalid_json), a body in a media type the server does not read (415).
+ * does not parse (400 invalid_json), a body too large (413) or in a media type the server does not read (415).
  */
 export function genericErrorCodes(status: string, takesJson: boolean): string[] {
   if (status === '400') return takesJson ? ['invalid_request', 'invalid_json'] : ['invalid_request'];
   if (status === '415') return ['unsupported_media_type'];
+  if (status === '413') return ['payload_too_large'];
   return [];
 }
 

@@ -21,7 +21,7 @@ import {
   platformResponses,
   RESPONSE_HEADERS,
   responseHeaderNames,
-  unsupportedMediaTypeResponse,
+  payloadTooLargeResponse, unsupportedMediaTypeResponse,
   type RateLimitKind,
 } from './openapi-errors.ts';
 import { REQUEST_EXAMPLES } from './openapi-examples.ts';
@@ -179,15 +179,13 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
       if (schema['response']) {
         // a route's own answer wins when it names its error strings; a bare ErrorBody gives way to the platform's
         const own = schema['response'] as Record<string, { description?: unknown }>;
-        const platform = { ...platformResponses(auth, rateLimited), ...(body ? { 415: unsupportedMediaTypeResponse() } : {}) };
+        const platform = { ...platformResponses(auth, rateLimited), ...(body ? { 413: payloadTooLargeResponse(), 415: unsupportedMediaTypeResponse() } : {}) };
         const named = Object.fromEntries(Object.entries(own).filter(([status]) => !(status in platform) || codesOf(own[status]?.description).length > 0));
         schema['response'] = { ...platform, ...named };
       }
       const security = securityFor(auth);
       if (security) schema['security'] = security;
       else if (auth && 'public' in auth) schema['security'] = [];
-      // C1.1: the token endpoint takes JSON or a form
-      if (path === '/oauth/token') schema['consumes'] = ['application/json', 'application/x-www-form-urlencoded'];
       return { schema, url: out.url };
     },
     transformObject: (documentObject) => finishDocument(deps, (documentObject as { openapiObject: Json }).openapiObject),

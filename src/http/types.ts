@@ -19,3 +19,6 @@ export type App = FastifyInstance<
 
 /** Every routes file exports one of these; src/http/routes/index.ts lists them. */
 export type RouteRegistrar = (app: App, deps: Deps) => void | Promise<void>;
+
+/** A route that takes an HTML form names this in its schema's `consumes`; any other route refuses a form (415, D148). */
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';

@@ -242,14 +242,23 @@ describe('responses match /openapi.json', () => {
       { method: 'POST', url: '/chargers', headers: bearer(owner.token), raw: 'a', type: 'text/csv' },
       { method: 'POST', url: '/admin/partners', headers: ADMIN, raw: '<x/>', type: 'application/xml' },
       { method: 'POST', url: '/claim/unknown', raw: 'a', type: 'text/csv' },
+      // D148: JSON sent as text/plain (fetch's default for a string body), and a form where the operation takes none
+      { method: 'POST', url: '/v1/accounts', headers: cpo, raw: JSON.stringify({ person: { full_name: 'A' } }), type: 'text/plain;charset=UTF-8' },
+      { method: 'POST', url: '/partner/customers', headers: bearer(partner.apiKey), raw: 'consent=true', type: 'application/x-www-form-urlencoded' },
+      { method: 'POST', url: '/v1/sessions:batch', headers: cpo, raw: 'items=1', type: 'application/x-www-form-urlencoded' },
     ];
     for (const req of cases) await documented(svc, doc, req, { status: 415, error: 'unsupported_media_type' });
     expect(doc.info.description).toContain('415 `unsupported_media_type`');
     for (const [path, item] of Object.entries(doc.paths as Json)) {
       for (const [method, op] of Object.entries(item as Json)) {
         if ((op as Json).requestBody) expect((op as Json).responses['415'], `${method} ${path} documents 415`).toBeDefined();
+        // D148: and 413, a body over the server's limit
+        if ((op as Json).requestBody) expect(JSON.stringify((op as Json).responses['413']), `${method} ${path} documents 413`).toContain('payload_too_large');
       }
     }
+    const big = JSON.stringify({ person: { full_name: 'x'.repeat(svc.config.HTTP_MAX_BODY_BYTES) } });
+    await documented(svc, doc, { method: 'POST', url: '/v1/accounts', headers: cpo, raw: big, type: 'application/json' }, { status: 413, error: 'payload_too_large' });
+    await documented(svc, doc, { method: 'POST', url: '/oauth/token', raw: big, type: 'application/json' }, { status: 413, error: 'payload_too_large' });
   });
 
   it('the signing and claim pages document the JSON answers they give (items 8, 9)', async () => {

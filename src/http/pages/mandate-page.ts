@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { FastifyReply } from 'fastify';
 import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../../domain/mandates/index.ts';
-import type { RouteRegistrar } from '../types.ts';
+import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 import { sendPage } from './send-page.ts';
 import { operatorOf, type OperatorIdentity } from '../../lib/operator.ts';
@@ -103,7 +103,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
           })
           .loose()
           .nullish(),
-        consumes: ['application/x-www-form-urlencoded'],
+        consumes: [FORM_MEDIA_TYPE],
         response: {
           ...pageResponses,
           200: html('the confirmation page (or the form again when the link was already used)'),

@@ -16,7 +16,7 @@ import {
   unsubscribePage,
   type Locale,
 } from '../pages/claim-html.ts';
-import type { RouteRegistrar } from '../types.ts';
+import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 import { sendPage } from '../pages/send-page.ts';
 
@@ -75,7 +75,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags: ['Claim page'],
         summary: 'Confirm the claim: creates or links the user, the concept account (and connection), then links to signing',
-        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        consumes: [FORM_MEDIA_TYPE, 'application/json'],
         params: Params,
         querystring: LocaleQuery,
         body: z

@@ -23,7 +23,7 @@ import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '
 import { REASONS, T } from '../pages/dashboard-text.ts';
 import type { PageLocale } from '../pages/page-kit.ts';
 import { sendHtml } from '../pages/send-page.ts';
-import type { RouteRegistrar } from '../types.ts';
+import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { serveChargerStream } from './charger-stream.routes.ts';
 import { accountsWithoutIban, setMissingIban } from '../../domain/accounts/payout-iban.ts';
 
@@ -165,7 +165,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     return reply;
   });
 
-  app.post('/dashboard/sign-in', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+  app.post('/dashboard/sign-in', { ...page, schema: { ...hide, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
     if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
@@ -188,7 +188,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     return send(reply, usable ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), op, usable));
   });
 
-  app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form } }, async (req, reply) => {
+  app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
     if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
@@ -202,7 +202,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     }
   });
 
-  app.post('/dashboard/sign-out', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+  app.post('/dashboard/sign-out', { ...page, schema: { ...hide, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const s = await guarded(req, reply);
     if (!s) return reply;
     await signOut(deps, s.id);
@@ -229,7 +229,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     if (!z.uuid().safeParse(id).success) throw new DomainError(notFound, 'No such id.');
     return id;
   };
-  const signedIn = { ...page, schema: { ...hide, params: Id, querystring: Locale, body: Form } };
+  const signedIn = { ...page, schema: { ...hide, params: Id, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } };
 
   app.post(
     '/dashboard/chargers/:id/start',
@@ -261,7 +261,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     }),
   );
 
-  app.post('/dashboard/tokens', { ...page, schema: { ...hide, querystring: Locale, body: Form } }, async (req, reply) => {
+  app.post('/dashboard/tokens', { ...page, schema: { ...hide, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const s = await guarded(req, reply);
     if (!s) return reply;
     const lc = lcOf(req);

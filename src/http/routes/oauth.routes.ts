@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { issueClientCredentialsToken } from '../../domain/credentials/tokens.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { RouteRegistrar } from '../types.ts';
+import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 
 const TokenResponse = z.object({
   access_token: z.string(),
@@ -20,6 +20,8 @@ export const oauthRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags: ['Authentication'],
         summary: 'Client-credentials token for a CPO client (JSON or form body; HTTP Basic is not accepted)',
+        // C1.1: the token endpoint takes JSON or a form
+        consumes: ['application/json', FORM_MEDIA_TYPE],
         body: z
           .object({
             grant_type: z.string().optional(),

@@ -1187,6 +1187,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -1266,6 +1277,15 @@ export interface operations {
             };
             /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1364,6 +1384,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -1450,6 +1479,15 @@ export interface operations {
             };
             /** @description `partner_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1617,6 +1655,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -1701,6 +1748,15 @@ export interface operations {
             };
             /** @description `user_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1794,6 +1850,15 @@ export interface operations {
             };
             /** @description `user_not_found`, `account_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2308,6 +2373,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -2491,6 +2567,17 @@ export interface operations {
             };
             /** @description `ambiguous_connection`, `connection_not_active`, `ean_in_use`, `mandate_signed`, `ere_booked` */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2696,6 +2783,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -2859,6 +2957,17 @@ export interface operations {
             };
             /** @description `no_connection`, `serial_required` */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3184,6 +3293,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -3262,6 +3380,15 @@ export interface operations {
             };
             /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3399,6 +3526,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -3504,6 +3642,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         required_scope?: string;
                     };
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -3705,6 +3854,17 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -3980,6 +4140,17 @@ export interface operations {
             };
             /** @description `ocpp_identity_taken` */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4324,6 +4495,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -4429,6 +4609,15 @@ export interface operations {
             };
             /** @description `charger_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4625,6 +4814,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -4714,6 +4912,15 @@ export interface operations {
             };
             /** @description `charger_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5020,6 +5227,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -5115,6 +5331,15 @@ export interface operations {
             };
             /** @description `charger_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5222,6 +5447,15 @@ export interface operations {
             };
             /** @description `charger_offline` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5455,6 +5689,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -5658,7 +5901,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Payload Too Large */
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5666,9 +5909,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -5889,7 +6130,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Payload Too Large */
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5897,9 +6138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"] & {
-                        message?: string;
-                    };
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -6142,6 +6381,17 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -6448,6 +6698,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -6613,6 +6872,15 @@ export interface operations {
             };
             /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6838,6 +7106,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         required_scope?: string;
                     };
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
@@ -7416,6 +7695,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -7569,6 +7857,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -7674,6 +7971,15 @@ export interface operations {
             };
             /** @description `sale_exceeded`, `insufficient_registered_ere` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7905,6 +8211,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
             415: {
                 headers: {
@@ -8038,6 +8353,17 @@ export interface operations {
             };
             /** @description `invalid_transition`, `energy_held` */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
