@@ -84,6 +84,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   account_not_eligible: 409,
   // C5.5: a month held for the connection's capacity is registered only after the operator decided on the hold
   energy_held: 409,
+  month_not_covered: 409,
   sale_not_found: 404,
   allocation_not_found: 404,
   sale_exceeded: 409,

@@ -276,6 +276,8 @@ async function fleet(seed: number): Promise<void> {
     for (const ch of u.loose) ch.id = await aCharger(svc.deps, { mid: ch.mid, ownerUserId: u.id });
   }
   const eligible = (a: Account) => a.signed && a.iban; // matched EAN, active mandate and connection, MID charger, IBAN
+  // a month counts only when the machtiging came into force before it ended (D149: a CPO month before is no ERE)
+  const covers = (a: Account, month: string) => a.signed && a.from !== null && month >= monthAt(a.from);
 
   // phase 1: sessions, the aggregation (no watermark yet: a full run)
   for (const s of allSessions().filter((x) => x.phase === 1)) await writeSession(s, rand);
@@ -292,7 +294,8 @@ async function fleet(seed: number): Promise<void> {
   // between the phases: an operator registers some months of eligible accounts
   for (const a of accounts.filter(eligible)) {
     for (const [month, r] of rows.get(a.connectionId!)!) {
-      if (rand() < 0.35) {
+      // a month that ended before the signing cannot be registered (D149, test/http/energy-views.test.ts)
+      if (rand() < 0.35 && covers(a, month)) {
         const id = (await svc.deps.db.selectFrom('energy_months').select('id').where('connection_id', '=', a.connectionId!).where('month', '=', month).executeTakeFirstOrThrow()).id;
         await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${id}/review`, headers: admin, payload: { action: 'start' } });
         const reg = await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${id}/review`, headers: admin, payload: { action: 'register' } });
@@ -300,6 +303,7 @@ async function fleet(seed: number): Promise<void> {
           expect(reg.json().error, `seed ${seed}`).toBe('energy_held'); // above capacity: waits for the operator
           continue;
         }
+
         expect(reg.json().status, `seed ${seed}`).toBe('registered');
         r.status = 'registered';
         r.ere = ereOfKwhUnits(r.units);
@@ -351,7 +355,7 @@ async function fleet(seed: number): Promise<void> {
   const full = await recomputeAllMonthlyEnergy(svc.deps);
   expect([full.created, full.updated], `seed ${seed}`).toEqual([0, 0]);
 
-  const counts = (a: Account, r: Row) => r.status === 'registered' || eligible(a);
+  const counts = (a: Account, r: Row, month: string) => r.status === 'registered' || (eligible(a) && covers(a, month));
   for (const u of users) {
     const fee = u.accounts[0]!.cpo ? 20n : 15n; // the user's first account's fee: the partner's 20 %, else ERE_FEE_PCT
     // GET /sessions: kwh = the gateway's counted energy, ERE and euro from the Wh after signing only, in the months
@@ -375,7 +379,7 @@ async function fleet(seed: number): Promise<void> {
     const get = (m: string) => months.get(m) ?? months.set(m, { kwh: 0n, ere: 0n, sessions: 0, kwhAll: 0n, sessionsAll: 0 }).get(m)!;
     for (const a of u.accounts) {
       for (const [month, r] of rows.get(a.connectionId!)!) {
-        if (counts(a, r)) Object.assign(get(month), { kwh: get(month).kwh + r.units, ere: get(month).ere + (r.ere ?? ereOfKwhUnits(r.units)), sessions: get(month).sessions + r.sessions });
+        if (counts(a, r, month)) Object.assign(get(month), { kwh: get(month).kwh + r.units, ere: get(month).ere + (r.ere ?? ereOfKwhUnits(r.units)), sessions: get(month).sessions + r.sessions });
         if (r.source === 'cpo') Object.assign(get(month), { kwhAll: get(month).kwhAll + r.units, sessionsAll: get(month).sessionsAll + r.sessions });
       }
     }
@@ -404,9 +408,9 @@ async function fleet(seed: number): Promise<void> {
     let pendingSessions = 0;
     let registered = 0n;
     for (const a of u.accounts) {
-      for (const r of rows.get(a.connectionId!)!.values()) {
+      for (const [month, r] of rows.get(a.connectionId!)!) {
         if (r.status === 'registered') registered += r.ere!;
-        else if (counts(a, r)) {
+        else if (counts(a, r, month)) {
           pending += r.units;
           pendingEre += ereOfKwhUnits(r.units);
           pendingSessions += r.sessions;
@@ -440,7 +444,7 @@ async function fleet(seed: number): Promise<void> {
   for (const a of accounts.filter((x) => x.cpo)) {
     const p = cpoPos.positions.find((x: { account_id: string }) => x.account_id === a.id);
     const ms = [...rows.get(a.connectionId!)!].sort(([x], [y]) => x.localeCompare(y));
-    const pendingUnits = ms.reduce((acc, [, r]) => acc + (r.status === 'delivered' && eligible(a) ? r.units : 0n), 0n);
+    const pendingUnits = ms.reduce((acc, [month, r]) => acc + (r.status === 'delivered' && eligible(a) && covers(a, month) ? r.units : 0n), 0n);
     expect(p, `seed ${seed} account ${a.id}`).toMatchObject({
       ere_eligible: eligible(a),
       // D114: what was delivered, a capacity hold's excess included
@@ -449,7 +453,7 @@ async function fleet(seed: number): Promise<void> {
       registered_kwh: n2(ms.reduce((acc, [, r]) => acc + (r.status === 'registered' ? r.units : 0n), 0n)),
       registered_ere: n2(ms.reduce((acc, [, r]) => acc + (r.ere ?? 0n), 0n)),
       months: ms.map(([month, r]) => ({
-        month, kwh: n2(r.units), status: r.status, ere: n2(r.status === 'registered' ? r.ere! : eligible(a) ? ereOfKwhUnits(r.units) : 0n),
+        month, kwh: n2(r.units), status: r.status, ere: n2(r.status === 'registered' ? r.ere! : eligible(a) && covers(a, month) ? ereOfKwhUnits(r.units) : 0n),
       })),
     });
   }

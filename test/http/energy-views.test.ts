@@ -201,6 +201,10 @@ describe('POST /sandbox/connections/:connection_id/register-ere and the ere-revi
     const a = await anAccountWithConnection(svc.deps, { partnerId: cpo.partnerId });
     await anEnergyMonth(svc.deps, { connectionId: a.connectionId, month: '2026-09', kwh: '12.00' });
     const url = `/sandbox/connections/${a.connectionId}/register-ere`;
+    // D149: no machtiging in force, nothing to register; the account need not be eligible otherwise (sandbox)
+    const unsigned = await svc.app.inject({ method: 'POST', url, headers: bearer(await cpo.cpoToken()), payload: { month: '2026-09' } });
+    expect([unsigned.statusCode, unsigned.json().error]).toEqual([409, 'month_not_covered']);
+    await svc.deps.db.updateTable('connections').set({ mandate_status: 'active', mandate_valid_from: new Date('2026-09-20T08:00:00Z') }).where('id', '=', a.connectionId).execute();
     const call = (t: string, month: unknown) => svc.app.inject({ method: 'POST', url, headers: bearer(t), payload: { month } });
 
     const foreign = await call(await stranger.cpoToken(), '2026-09');
@@ -219,6 +223,44 @@ describe('POST /sandbox/connections/:connection_id/register-ere and the ere-revi
     const row = await svc.deps.db.selectFrom('energy_months').select(['status', 'registered_at']).where('connection_id', '=', a.connectionId).executeTakeFirstOrThrow();
     expect(row.status).toBe('registered');
     expect(row.registered_at).not.toBeNull();
+  });
+
+  it('a month that ended before the machtiging came into force counts nowhere and cannot be registered (C5.4, D149)', async () => {
+    const user = await aUser(svc.deps);
+    const cpo = await aPartner(svc.deps);
+    const a = await anAccountWithConnection(svc.deps, { ownerUserId: user.userId, partnerId: cpo.partnerId, cpoExternalRef: 'D149-1', eligible: true });
+    // signed on 20 October, Amsterdam time (18:00 UTC): September ended before, October is the signing month
+    await svc.deps.db.updateTable('connections').set({ mandate_valid_from: new Date('2026-10-20T18:00:00Z') }).where('id', '=', a.connectionId).execute();
+    const token = bearer(await cpo.cpoToken());
+    const batch = await svc.app.inject({
+      method: 'POST', url: '/v1/sessions:batch', headers: token,
+      payload: { items: [{ cpo_external_ref: 'D149-1', month: '2026-09', kwh: 123.45 }, { cpo_external_ref: 'D149-1', month: '2026-10', kwh: 100 }] },
+    });
+    expect(batch.json().counts).toMatchObject({ created: 2, rejected: 0 }); // delivered and shown, as the CPO sent them
+    // October, the signing month, is taken whole (D31): 100 × 0.332694 = 33.27; September earns nothing
+    const energy = (await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) })).json();
+    expect(energy.months).toEqual([
+      { month: '2026-10', kwh: 100, ere_credits: 33.27, sessions: 0, kwh_all: 100, sessions_all: 0 },
+      { month: '2026-09', kwh: 0, ere_credits: 0, sessions: 0, kwh_all: 123.45, sessions_all: 0 },
+    ]);
+    const position = (await svc.app.inject({ method: 'GET', url: '/ere-position?year=2026', headers: bearer(user.token) })).json();
+    expect([position.pending_kwh, position.pending_ere]).toEqual([100, 33.27]);
+    const cpoView = (await svc.app.inject({ method: 'GET', url: '/v1/ere-positions?cpo_external_ref=D149-1', headers: token })).json();
+    expect(cpoView.positions[0]).toMatchObject({
+      delivered_kwh: 223.45,
+      pending_kwh: 100,
+      months: [{ month: '2026-09', kwh: 123.45, status: 'delivered', ere: 0 }, { month: '2026-10', kwh: 100, status: 'delivered', ere: 33.27 }],
+    });
+    const url = `/sandbox/connections/${a.connectionId}/register-ere`;
+    const sept = await svc.app.inject({ method: 'POST', url, headers: token, payload: { month: '2026-09' } });
+    expect([sept.statusCode, sept.json().error]).toEqual([409, 'month_not_covered']);
+    expect(sept.json().detail).toContain('2026-10-20T18:00:00');
+    expect((await svc.app.inject({ method: 'POST', url, headers: token, payload: { month: '2026-10' } })).json().energy_month).toMatchObject({ status: 'registered', ere: 33.27 });
+    // the operator's review refuses it the same way
+    const row = await svc.deps.db.selectFrom('energy_months').select('id').where('connection_id', '=', a.connectionId).where('month', '=', '2026-09').executeTakeFirstOrThrow();
+    await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${row.id}/review`, headers: admin, payload: { action: 'start' } });
+    const reg = await svc.app.inject({ method: 'POST', url: `/admin/energy-months/${row.id}/review`, headers: admin, payload: { action: 'register' } });
+    expect([reg.statusCode, reg.json().error]).toEqual([409, 'month_not_covered']);
   });
 
   it('ere-review moves delivered months whose review is due (14 days after the month) to in_review', async () => {

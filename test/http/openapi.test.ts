@@ -153,8 +153,9 @@ describe('/openapi.json', () => {
     expect(codes('/partner/customers', 'post', '400')).toEqual(expect.arrayContaining(['consent_required', 'customers must be a non-empty array of { name, email }']));
     expect(codes('/oauth/token', 'post', '401')).toEqual(['invalid_client']);
     // a capacity hold blocks the registration of a month: 409 energy_held on both doors that register one
-    expect(codes('/admin/energy-months/{id}/review', 'post', '409')).toEqual(['invalid_transition', 'energy_held', 'account_not_eligible']);
-    expect(codes('/sandbox/connections/{connection_id}/register-ere', 'post', '409')).toEqual(['invalid_transition', 'energy_held']);
+    // and a month that ended before the machtiging came into force: 409 month_not_covered on both (D149)
+    expect(codes('/admin/energy-months/{id}/review', 'post', '409')).toEqual(['invalid_transition', 'energy_held', 'account_not_eligible', 'month_not_covered']);
+    expect(codes('/sandbox/connections/{connection_id}/register-ere', 'post', '409')).toEqual(['invalid_transition', 'energy_held', 'month_not_covered']);
     expect(codes('/sandbox/connections/{connection_id}/register-ere', 'post', '400')).toContain('invalid_month');
   });
 

@@ -10,7 +10,8 @@
 //   from zero). A reading exactly on an instant closes the earlier part.
 // - A session's counts_for_ere is true when any of its Wh count; its ERE come from the counted Wh only.
 // - A monthly row counts in the views when it is registered (its ERE are booked), or when it is delivered or in
-//   review on an active connection of an eligible account; a rejected month never counts.
+//   review on an active connection of an eligible account whose machtiging was in force before the month ended
+//   (D149); a rejected month never counts.
 //
 // This folder imports no other domain folder but accounts, so charging (GET /sessions) and energy (the
 // aggregation, GET /energy) can both use it without a circle.
@@ -128,5 +129,21 @@ export async function accountsCountFrom(db: Db, accountIds: string[]): Promise<M
  */
 export function monthCountsSql(em = 'em', c = 'c', a = 'a'): RawBuilder<boolean> {
   return sql<boolean>`(${sql.raw(em)}.status = 'registered' or (${sql.raw(em)}.status in ('delivered', 'in_review')
-    and ${sql.raw(c)}.status = 'active' and ${eligibleSql(a)}))`;
+    and ${sql.raw(c)}.status = 'active' and ${eligibleSql(a)} and ${mandateCoversMonthSql(em, c)}))`;
+}
+
+/**
+ * SQL: the machtiging was in force during the month: active, and in force from a moment before the month's end
+ * (Europe/Amsterdam months, C6.8). A month that ended before the signing earns nothing, whoever delivered it (D149);
+ * a CPO month in which the machtiging came into force is taken whole (D31: a monthly total cannot be split).
+ */
+export function mandateCoversMonthSql(em = 'em', c = 'c'): RawBuilder<boolean> {
+  return sql<boolean>`(${sql.raw(c)}.mandate_status = 'active' and ${sql.raw(c)}.mandate_valid_from is not null
+    and ${sql.raw(em)}.month >= to_char(${sql.raw(c)}.mandate_valid_from at time zone 'Europe/Amsterdam', 'YYYY-MM'))`;
+}
+
+/** The same rule for one month in code: the machtiging, active, came into force before the month ended. */
+export function mandateCoversMonth(c: { mandate_status: string; mandate_valid_from: Date | null }, month: string): boolean {
+  const from = mandateFrom(c);
+  return from !== null && month >= monthOf(from);
 }

@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.ts';
 import { toDec, formatDec } from '../../lib/decimal.ts';
 import { deliveredUnits, whToKwhUnits, type HoldStatus } from './capacity.ts';
 import { isAccountEreEligible } from '../accounts/eligibility.ts';
+import { mandateCoversMonth } from './counting.ts';
 import { DomainError } from '../errors.ts';
 import { isMonth, localMidnightPlusDays, monthEnd, localParts, isoUtc } from '../../lib/amsterdam-time.ts';
 import { ereForKwhUnits } from './amounts.ts';
@@ -147,6 +148,24 @@ async function applyTransition(deps: Deps, row: MonthRow, to: MonthRow['status']
   return r.rows[0]!;
 }
 
+async function connectionOfMonth(deps: Deps, row: MonthRow) {
+  return deps.db
+    .selectFrom('connections')
+    .select(['account_id', 'mandate_status', 'mandate_valid_from'])
+    .where('id', '=', row.connection_id)
+    .executeTakeFirstOrThrow();
+}
+
+/** C5.4, D149: a month that ended before the machtiging came into force (or with none in force) earns no ERE. */
+function refuseUncoveredMonth(conn: { mandate_status: string; mandate_valid_from: Date | null }, month: string): void {
+  if (mandateCoversMonth(conn, month)) return;
+  const from = conn.mandate_status === 'active' && conn.mandate_valid_from ? isoUtc(conn.mandate_valid_from) : null;
+  throw new DomainError(
+    'month_not_covered',
+    from ? `${month} ended before the machtiging came into force (${from}); its energy earns no ERE` : `no machtiging is in force on this connection; ${month} earns no ERE`,
+  );
+}
+
 /** Operator step on one month (admin API). Registering requires an ERE-eligible account (C2.8, C5.2). */
 export async function reviewMonth(
   deps: Deps,
@@ -169,10 +188,11 @@ export async function reviewMonth(
       throw new DomainError('energy_held', `${row.month} holds energy above the connection's capacity (${row.hold_reason}); accept or reject it first`);
     }
     if (input.action === 'register') {
-      const acc = await trx.selectFrom('connections').select('account_id').where('id', '=', row.connection_id).executeTakeFirstOrThrow();
-      if (!(await isAccountEreEligible(trx, acc.account_id))) {
+      const conn = await connectionOfMonth(d, row);
+      if (!(await isAccountEreEligible(trx, conn.account_id))) {
         throw new DomainError('account_not_eligible', 'the account is not ERE-eligible (C2.8); its energy cannot be registered');
       }
+      refuseUncoveredMonth(conn, row.month);
     }
     return viewOf(await applyTransition(d, row, TARGET[input.action], note));
   });
@@ -206,6 +226,7 @@ export async function sandboxRegisterMonth(
     if (row.status === 'registered') return viewOf(row);
     if (row.status === 'rejected') throw new DomainError('invalid_transition', `${month} was rejected in review`);
     if (row.hold_status === 'held') throw new DomainError('energy_held', `${month} holds energy above the connection's capacity; an operator decides first`);
+    refuseUncoveredMonth(await connectionOfMonth(d, row), row.month);
     return viewOf(await applyTransition(d, row, 'registered', 'sandbox register-ere'));
   });
 }

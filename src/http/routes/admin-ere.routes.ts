@@ -98,14 +98,14 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
       schema: {
         tags,
         summary:
-          'Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts)',
+          'Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open, month_not_covered for a month that ended before the machtiging), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts)',
         params: z.object({ id: z.string() }),
         body: z.object({ action: z.enum(['start', 'register', 'reject', 'accept_held', 'reject_held']), note: z.string().max(500).optional() }),
         response: {
           200: EnergyMonthSchema,
           ...errors,
           404: errorOf('energy_month_not_found'),
-          409: errorOf('invalid_transition', 'energy_held', 'account_not_eligible'),
+          409: errorOf('invalid_transition', 'energy_held', 'account_not_eligible', 'month_not_covered'),
         },
       },
     },

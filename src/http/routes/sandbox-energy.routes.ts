@@ -28,7 +28,7 @@ export const sandboxEnergyRoutes: RouteRegistrar = (app, deps) => {
           401: Err,
           403: Err,
           404: errorOf('connection_not_found', 'energy_month_not_found'),
-          409: errorOf('invalid_transition', 'energy_held'),
+          409: errorOf('invalid_transition', 'energy_held', 'month_not_covered'),
         },
       },
     },

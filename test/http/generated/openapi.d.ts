@@ -892,7 +892,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts) */
+        /** Review step on a month: start (delivered → in_review), register (in_review → registered; 409 energy_held while a capacity hold is open, month_not_covered for a month that ended before the machtiging), reject; accept_held / reject_held decide a capacity hold (the excess counts / never counts) */
         post: operations["adminReviewEnergyMonth"];
         delete?: never;
         options?: never;
@@ -7686,7 +7686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_transition`, `energy_held`, `account_not_eligible` */
+            /** @description `invalid_transition`, `energy_held`, `account_not_eligible`, `month_not_covered` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8351,7 +8351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_transition`, `energy_held` */
+            /** @description `invalid_transition`, `energy_held`, `month_not_covered` */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
