@@ -32,13 +32,41 @@ export const SessionsBatchBody = z
     ],
   });
 
+/**
+ * Why an item was rejected (C2.4, C6.4; D158: named in the document so a generated client can tell them apart):
+ * the item names no connection (target_required), names none of the caller's (connection_not_found), an archived
+ * one (connection_not_active) or an account with several (ambiguous_connection); its month is not YYYY-MM of 2026
+ * or later (invalid_month) or lies ahead (month_in_future); its kwh is not a number ≥ 0 (invalid_kwh); the month is
+ * registered as ERE with another figure (ere_booked); the item is not an object (invalid_request).
+ */
+export const BATCH_ITEM_ERRORS = [
+  'target_required',
+  'connection_not_found',
+  'connection_not_active',
+  'ambiguous_connection',
+  'invalid_month',
+  'month_in_future',
+  'invalid_kwh',
+  'ere_booked',
+  'invalid_request',
+] as const;
+export type BatchItemError = (typeof BATCH_ITEM_ERRORS)[number];
+
 export const SessionsBatchResult = z.object({
   index: z.number().int(),
   connection_id: z.string().nullable(),
   month: z.string().nullable(),
   kwh: z.number().nullable(),
   status: z.enum(['created', 'updated', 'unchanged', 'rejected']),
-  error: z.string().optional(),
+  error: z
+    .enum(BATCH_ITEM_ERRORS)
+    .optional()
+    .describe(
+      'with status rejected: target_required (no connection_id, account_id or cpo_external_ref), connection_not_found (none of yours), ' +
+        'connection_not_active (archived), ambiguous_connection (the account has several active connections: name the connection), ' +
+        'invalid_month (not YYYY-MM, or before 2026), month_in_future, invalid_kwh (not a number ≥ 0), ' +
+        'ere_booked (the month is registered as ERE with another figure), invalid_request (the item is not an object)',
+    ),
 });
 
 export const SessionsBatchResponse = z.object({

@@ -112,6 +112,12 @@ describe('/openapi.json', () => {
     expect(item.status.enum).toEqual(['online', 'offline']);
     const sessions = deref(doc, doc.paths['/sessions'].get.responses['200'].content['application/json'].schema) as Json;
     expect(sessions.properties.sessions.items.properties.status.enum).toEqual(['active', 'completed']);
+    // D158: a batch item's rejection codes (C2.4, C6.4), each described
+    const batch = deref(doc, doc.paths['/v1/sessions:batch'].post.responses['200'].content['application/json'].schema) as Json;
+    const error = deref(doc, batch.properties.results.items) as Json;
+    const codes = ['target_required', 'connection_not_found', 'connection_not_active', 'ambiguous_connection', 'invalid_month', 'month_in_future', 'invalid_kwh', 'ere_booked', 'invalid_request'];
+    expect(error.properties.error.enum).toEqual(codes);
+    for (const c of codes) expect(error.properties.error.description).toContain(c);
   });
 
   it('types the CPO request bodies (no field left untyped)', () => {

@@ -3,7 +3,7 @@
 // One bad item never fails the others.
 import type { Deps } from '../../deps.ts';
 import { formatDec } from '../../lib/decimal.ts';
-import { BATCH_MAX_ITEMS } from '../../../schemas/http/sessions-batch.ts';
+import { BATCH_MAX_ITEMS, type BatchItemError } from '../../../schemas/http/sessions-batch.ts';
 import { parseKwh, recordMonthlyEnergies, type RecordStatus } from './record-energy.ts';
 import { normaliseExternalRef } from '../accounts/external-ref.ts';
 import { textFault } from '../../lib/nul.ts';
@@ -16,7 +16,7 @@ export interface BatchItemResult {
   month: string | null;
   kwh: number | null;
   status: RecordStatus;
-  error?: string;
+  error?: BatchItemError;
 }
 
 export interface BatchResult {
@@ -27,7 +27,7 @@ export interface BatchResult {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type Target = { connectionId: string } | { error: string };
+type Target = { connectionId: string } | { error: BatchItemError };
 
 const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
 const refOf = (v: unknown) => (typeof v === 'string' ? normaliseExternalRef(v) || null : null);

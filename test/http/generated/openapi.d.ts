@@ -7062,7 +7062,11 @@ export interface operations {
                             kwh: number | null;
                             /** @enum {string} */
                             status: "created" | "updated" | "unchanged" | "rejected";
-                            error?: string;
+                            /**
+                             * @description with status rejected: target_required (no connection_id, account_id or cpo_external_ref), connection_not_found (none of yours), connection_not_active (archived), ambiguous_connection (the account has several active connections: name the connection), invalid_month (not YYYY-MM, or before 2026), month_in_future, invalid_kwh (not a number ≥ 0), ere_booked (the month is registered as ERE with another figure), invalid_request (the item is not an object)
+                             * @enum {string}
+                             */
+                            error?: "target_required" | "connection_not_found" | "connection_not_active" | "ambiguous_connection" | "invalid_month" | "month_in_future" | "invalid_kwh" | "ere_booked" | "invalid_request";
                         }[];
                         counts: {
                             created: number;
