@@ -10,6 +10,7 @@ import { isAdvisoryLockHeld, withAdvisoryLock } from '../db/locks.ts';
 import type { Deps } from '../deps.ts';
 import type { Job } from './job.ts';
 import { allJobs } from './registry.ts';
+import { cutText } from '../lib/nul.ts';
 
 export interface SchedulerHandle {
   /** names of the scheduled jobs */
@@ -84,7 +85,7 @@ async function recordRun(
     finished_at: new Date(),
     outcome: o.outcome,
     result: ok ? resultJson(o.result) : null,
-    error: ok ? null : o.error.replaceAll('\u0000', '').slice(0, 500),
+    error: ok ? null : cutText(o.error.replaceAll('\u0000', ''), 500),
   };
   try {
     await deps.db

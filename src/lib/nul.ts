@@ -65,3 +65,14 @@ export function textFaultAt(v: unknown, skip: ReadonlyArray<readonly PropertyKey
   }
   return null;
 }
+
+/**
+ * The first `max` UTF-16 units of `s`, never half a character: a cut that would end on the first half of a
+ * surrogate pair (an emoji, most symbols outside the Basic Multilingual Plane) ends before it (D159). `.slice(0, n)`
+ * left a lone surrogate, which JSON encoders write as an escape strict parsers refuse and PostgreSQL stores as U+FFFD.
+ */
+export function cutText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const code = s.charCodeAt(max - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}

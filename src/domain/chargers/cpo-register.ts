@@ -7,6 +7,7 @@ import { isAccountEreEligible } from '../accounts/eligibility.ts';
 import { resolveCatalogModel, type CatalogModel } from '../catalog/resolve.ts';
 import { findCatalogModel } from '../catalog/list.ts';
 import { assertRoomForCharger } from './charger-limit.ts';
+import { cutText } from '../../lib/nul.ts';
 
 /** A registration as the contract gives it (schemas/http/chargers-cpo.ts has checked every type and the rule
  * catalog_charger_id, or both ocpp_vendor and ocpp_model). */
@@ -37,7 +38,8 @@ export async function registerCpoCharger(deps: Deps, partnerId: string, b: Regis
   if (!catalogId && !(vendor && modelName)) {
     throw new DomainError('vendor_and_model_required', 'Send catalog_charger_id, or both ocpp_vendor and ocpp_model.');
   }
-  const serial = filled(b.serial_number)?.slice(0, 120) ?? null;
+  const serialSent = filled(b.serial_number);
+  const serial = serialSent === null ? null : cutText(serialSent, 120);
   const accountId = b.account_id;
 
   const result = await deps.db.transaction().execute(async (trx) => {

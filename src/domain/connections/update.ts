@@ -14,6 +14,7 @@ import {
 } from '../ean/index.ts';
 import { ADDRESS_FIELDS, addressField } from '../accounts/validate.ts';
 import { assertActive, assertTarget, findTargetConnection, type ConnectionRow, type TargetInput } from './target.ts';
+import { cutText } from '../../lib/nul.ts';
 
 export interface UpdateConnectionResponse {
   ok: true;
@@ -57,7 +58,7 @@ function parseChanges(deps: Deps, raw: unknown): Changes {
     if (a !== null && typeof a !== 'string') {
       throw new DomainError('invalid_request', 'connection.house_number_addition must be a string or null.');
     }
-    out.house_number_addition = a === null || a.trim() === '' ? null : a.trim().slice(0, 20);
+    out.house_number_addition = a === null || a.trim() === '' ? null : cutText(a.trim(), 20);
   }
   return out;
 }

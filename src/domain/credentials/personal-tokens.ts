@@ -7,6 +7,7 @@ import { hashSecret, randomSecret, secretHint } from '../../lib/secrets.ts';
 import { announceEndedOwners } from '../charging/stream-slots.ts';
 import { DomainError } from '../errors.ts';
 import { PERSONAL_SCOPES, PREFIX } from './scopes.ts';
+import { cutText } from '../../lib/nul.ts';
 
 export const MAX_TOKENS = 10;
 
@@ -32,7 +33,7 @@ export async function listPersonalTokens(deps: Deps, userId: string): Promise<Pe
 
 /** A new token with these scopes; returns the secret (shown once). */
 export async function createPersonalToken(deps: Deps, userId: string, input: { name: string; scopes: string[] }): Promise<{ id: string; token: string }> {
-  const name = input.name.trim().slice(0, 60);
+  const name = cutText(input.name.trim(), 60);
   if (name === '') throw new DomainError('invalid_request', 'Give the token a name.');
   const scopes = [...new Set(input.scopes)];
   if (scopes.length === 0) throw new DomainError('invalid_request', 'Choose at least one scope.');

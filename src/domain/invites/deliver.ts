@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { unsubscribeUrl } from './outbox.ts';
+import { cutText } from '../../lib/nul.ts';
 
 export const MAX_ATTEMPTS = 5;
 const BACKOFF_BASE_MS = 60_000;
@@ -60,7 +61,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
       out.sent++;
     } catch (err) {
       const e = err as SmtpError;
-      const error = `${e.responseCode ?? ''} ${e.message ?? String(err)}`.trim().slice(0, 500);
+      const error = cutText(`${e.responseCode ?? ''} ${e.message ?? String(err)}`.trim(), 500);
       if (isHardBounce(e)) {
         await deps.db
           .insertInto('email_suppressions')

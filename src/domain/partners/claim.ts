@@ -17,6 +17,7 @@ import { hashSecret } from '../../lib/secrets.ts';
 import { looksLikeClaimToken } from './tokens.ts';
 import { validEan, validHouseNumber, validPostalCode } from './validate.ts';
 import { lookupDraftEan } from './ean-lookup.ts';
+import { cutText } from '../../lib/nul.ts';
 
 export type Draft = Selectable<PartnerDraftsTable> & { partner_name: string };
 
@@ -120,8 +121,8 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   }
   // without an EAN no machtiging can be signed: ask for it rather than end with nothing to do (issue 14 item 5)
   if (!ean) return invalid('ean_required', 'ean');
-  const street = form.street?.trim().slice(0, 120) || null;
-  const city = form.city?.trim().slice(0, 120) || d.city;
+  const street = cutText(form.street?.trim() ?? '', 120) || null;
+  const city = cutText(form.city?.trim() ?? '', 120) || d.city;
   const withConnection = !!(ean && d.postal_code && d.house_number);
   if (withConnection && (!street || !city)) return invalid('address_required', 'street');
 

@@ -16,7 +16,7 @@ import {
   type DraftType,
 } from './validate.ts';
 import { SKIP_REASONS } from '../../../schemas/http/partner-enums.ts';
-import { textFaultPath } from '../../lib/nul.ts';
+import { cutText, textFaultPath } from '../../lib/nul.ts';
 
 export { SKIP_REASONS };
 export type SkipReason = (typeof SKIP_REASONS)[number];
@@ -60,7 +60,7 @@ export function prepareRow(raw: RawRow, index: number): Prepared {
     else address = { postal_code: pc, ...hn };
   }
   const ean = validEan(raw.ean);
-  const referral = raw.referral_code?.trim().slice(0, 64) || null;
+  const referral = cutText(raw.referral_code?.trim() ?? '', 64) || null;
   return {
     ok: true,
     row: {

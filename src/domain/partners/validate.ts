@@ -2,6 +2,7 @@
 // (or null when invalid) out. Decisions the specification leaves open are listed in docs/partner.md.
 import { hasValidCheckDigit, isEighteenDigits, looksDutch } from '../ean/ean.ts';
 import { validEmail } from '../../lib/email.ts';
+import { cutText } from '../../lib/nul.ts';
 
 export { validEmail };
 
@@ -91,5 +92,5 @@ export function validType(raw: string | undefined): DraftType | null {
 export function text120(raw: string | undefined): string | null {
   if (!raw) return null;
   const s = raw.trim().replace(/\s+/g, ' ');
-  return s ? s.slice(0, 120) : null;
+  return s ? cutText(s, 120) : null;
 }
