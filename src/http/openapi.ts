@@ -190,6 +190,13 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
     },
     transformObject: (documentObject) => finishDocument(deps, (documentObject as { openapiObject: Json }).openapiObject),
   });
-  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async () => app.swagger());
+  // D154: the document cannot change while the process runs (what is shown follows APP_ENV and ADMIN_TOKEN, read
+  // at start; @fastify/swagger builds the object once, at the first call, which comes after listen has fixed
+  // PUBLIC_BASE_URL), so its bytes are made once too. Serialized per request, its 300 KB cost ~5 ms each, which a
+  // client without a credential could ask for as often as it liked; a Buffer is also not encoded again per write.
+  let bytes: Buffer | undefined;
+  app.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async (_req, reply) =>
+    reply.type('application/json; charset=utf-8').send((bytes ??= Buffer.from(JSON.stringify(app.swagger())))),
+  );
   await registerDocs(app);
 }
