@@ -156,6 +156,10 @@ export const configSchema = z.object({
   OCPP_MAX_CONNECTIONS: int(25_000, 1),
   OCPP_MAX_PENDING_CALLS: int(16, 1),
   OCPP_HANDSHAKE_TIMEOUT_SECONDS: int(10, 1),
+  // D156: bytes of unusable messages a charger may have kept in the quarantine per rolling 24 hours; past it they are
+  // refused (CALLERROR InternalError) instead of acknowledged. 64 MiB: a broken charger sending a 5 KB frame every
+  // 10 s keeps 43 MB a day
+  OCPP_QUARANTINE_BYTES_PER_DAY: int(67_108_864, 1024, 1024 ** 4),
   // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)
   INSTANCE_LEASE_SECONDS: int(30, 3),
   // Fleet-scale ingest: transaction messages of all sockets are written in batches (group commit), flushed when

@@ -9,7 +9,7 @@ import { withTransientRetry } from '../db/transient.ts';
 import type { AsidePart } from '../domain/charging/events.ts';
 import type { SocketCache } from '../domain/charging/handle-event.ts';
 import type { RegistrationStatus } from '../domain/charging/connect-batch.ts';
-import { quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
+import { QuarantineBudgetSpent, quarantineMessage, quarantineParts } from '../domain/charging/quarantine.ts';
 import type { ActionAdapter } from './adapter.ts';
 import { actionLabel, adapterFor, type OcppProtocol } from './adapters.ts';
 import { ConnectBatches } from './connect-batches.ts';
@@ -19,6 +19,7 @@ import { SeenWriter } from './seen-writer.ts';
 import { logNotable, NOTABLE_ACTIONS } from './notable-events.ts';
 import { applyMessage, DatabaseUnavailable } from './ingest.ts';
 import type { OcppMetrics } from './metrics.ts';
+import { QuarantineRefusals } from './quarantine-refusals.ts';
 import { RawFrames } from './raw-frames.ts';
 import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
 import { Reader } from './tolerant.ts';
@@ -49,6 +50,8 @@ const GENERIC = 'The message could not be processed; retry later';
 
 export class CallHandler {
   private readonly raw = new RawFrames();
+  /** D156: a charger past its quarantine budget is refused, counted and logged once an hour */
+  private readonly refusals: QuarantineRefusals;
 
   /** last_seen_at of all sockets, written together (seen-writer.ts) */
   readonly seen: SeenWriter;
@@ -62,6 +65,7 @@ export class CallHandler {
     private readonly metrics: OcppMetrics,
   ) {
     this.seen = new SeenWriter(deps);
+    this.refusals = new QuarantineRefusals(deps.logger, metrics, deps.config.OCPP_QUARANTINE_BYTES_PER_DAY);
     this.pipeline =
       deps.config.INGEST_BATCH_MAX > 0
         ? new IngestPipeline(deps, {
@@ -190,11 +194,14 @@ export class CallHandler {
 
   /** C4.11: the unreadable parts of an applied message, kept before the answer (durable before the ack). */
   private async keepParts(sock: CallSocket, chargerId: string, call: IncomingCall, parts: AsidePart[]): Promise<void> {
-    const q = { chargerId, protocol: sock.protocol, action: call.method, messageId: call.messageId, parts };
+    const budget = this.deps.config.OCPP_QUARANTINE_BYTES_PER_DAY;
+    const q = { chargerId, protocol: sock.protocol, action: call.method, messageId: call.messageId, parts, budget };
     let ids: string[];
     try {
       ids = await withTransientRetry(() => quarantineParts(this.deps, q));
     } catch (err) {
+      // D156: the usable part is committed (the charger's resend stores it once); the parts are not kept, so no ack
+      if (err instanceof QuarantineBudgetSpent) throw this.refusals.refuse(chargerId, identityOf(sock), call.method, sock.protocol);
       // the applied part is committed and idempotent: the charger's retry stores the parts once
       this.deps.logger.error({ err, chargerId }, 'ocpp: could not keep the unreadable parts of a message');
       throw createRPCError('InternalError', GENERIC);
@@ -214,9 +221,12 @@ export class CallHandler {
       ack = adapter.unusableAck ? await withTransientRetry(() => adapter.unusableAck!(this.deps)) : {};
       // the raw text is kept for every live call; rebuilt only if it is missing, and never from a hostile depth
       const frame = raw ?? (nestsDeeperThan(call.params, 64) ? '(frame not kept: nested too deep)' : JSON.stringify([2, call.messageId, call.method, call.params]));
-      const q = { chargerId, protocol, action: call.method, messageId: call.messageId, raw: frame, payload: call.params, reason, ack: Object.keys(ack).length ? ack : null };
+      const budget = this.deps.config.OCPP_QUARANTINE_BYTES_PER_DAY;
+      const q = { chargerId, protocol, action: call.method, messageId: call.messageId, raw: frame, payload: call.params, reason, ack: Object.keys(ack).length ? ack : null, budget };
       id = await withTransientRetry(() => quarantineMessage(this.deps, q));
     } catch (err) {
+      // D156: past the charger's budget nothing is kept, so nothing is acknowledged
+      if (err instanceof QuarantineBudgetSpent) throw this.refusals.refuse(chargerId, identityOf(sock), call.method, protocol);
       // C4.11: never an acknowledgement without a durable record
       this.deps.logger.error({ err, chargerId, action: call.method }, 'ocpp: could not quarantine a message');
       this.metrics.messages.inc({ protocol, action: call.method, outcome: 'unavailable' });

@@ -6,6 +6,8 @@ export interface OcppMetrics {
   messages: Counter<'protocol' | 'action' | 'outcome'>;
   quirks: Counter<'kind'>;
   quarantined: Counter<'action'>;
+  /** D156: unusable messages (or parts) refused because the charger's quarantine budget is spent */
+  quarantineRefused: Counter<'action'>;
   callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
   /** messages per ingest batch (group commit), by outcome: committed, or undone and run one by one */
   ingestBatch: Histogram<'outcome'>;
@@ -28,6 +30,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       messages: registry.getSingleMetric('ocpp_messages_total') as Counter<'protocol' | 'action' | 'outcome'>,
       quirks: registry.getSingleMetric('ocpp_quirks_total') as Counter<'kind'>,
       quarantined: registry.getSingleMetric('ocpp_quarantined_messages_total') as Counter<'action'>,
+      quarantineRefused: registry.getSingleMetric('ocpp_quarantine_refused_total') as Counter<'action'>,
       callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
       ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
       ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
@@ -40,6 +43,12 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
     messages: new Counter({ name: 'ocpp_messages_total', help: 'OCPP messages from chargers, by protocol, action and outcome', labelNames: ['protocol', 'action', 'outcome'], registers: [registry] }),
     quirks: new Counter({ name: 'ocpp_quirks_total', help: 'Known charger deviations normalised by the gateway (C4.1), by kind', labelNames: ['kind'], registers: [registry] }),
     quarantined: new Counter({ name: 'ocpp_quarantined_messages_total', help: 'Transaction messages acknowledged but kept in quarantine (C4.1)', labelNames: ['action'], registers: [registry] }),
+    quarantineRefused: new Counter({
+      name: 'ocpp_quarantine_refused_total',
+      help: "Unusable transaction messages refused with InternalError, not kept, because the charger's quarantine budget per day is spent (D156)",
+      labelNames: ['action'],
+      registers: [registry],
+    }),
     callLatency: new Histogram({
       name: 'ocpp_call_duration_seconds',
       help: 'Duration of calls the gateway sends to chargers, by protocol, action and outcome',

@@ -7,6 +7,9 @@ import { isoUtc } from '../../lib/time.ts';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
 import type { AsidePart } from './events.ts';
+import { chargeQuarantineBudget, QuarantineBudgetSpent } from './quarantine-budget.ts';
+
+export { QuarantineBudgetSpent } from './quarantine-budget.ts';
 
 /** PostgreSQL text cannot hold U+0000: a stray one (never in a frame JSON.parse accepted) is written as its escape */
 const storable = (s: string) => s.replace(/\u0000/g, '\\u0000');
@@ -15,11 +18,19 @@ const storable = (s: string) => s.replace(/\u0000/g, '\\u0000');
 const MAX_JSONB_DEPTH = 32;
 
 /**
- * The payload as jsonb when jsonb can hold it: it rejects \u0000 and lone surrogate escapes, and a payload
- * nested deeper than MAX_JSONB_DEPTH is not worth the recursion (JSON.stringify's and PostgreSQL's); raw keeps all.
+ * D156: the structured copy is kept only of a frame of at most this many characters. Raw is the record (a replay
+ * reads it); a copy of a large frame doubled what a hostile charger could write (a 250 KB frame was kept twice).
+ * A real charger's transaction message is a few KB.
  */
-function jsonbOrNull(payload: unknown): string | null {
-  if (payload === undefined || nestsDeeperThan(payload, MAX_JSONB_DEPTH)) return null;
+export const MAX_JSONB_FRAME_CHARS = 16_384;
+
+/**
+ * The payload as jsonb when jsonb can hold it and the frame is small: jsonb rejects \u0000 and lone surrogate
+ * escapes, and a payload nested deeper than MAX_JSONB_DEPTH is not worth the recursion (JSON.stringify's and
+ * PostgreSQL's); raw keeps all.
+ */
+function jsonbOrNull(payload: unknown, raw: string): string | null {
+  if (payload === undefined || raw.length > MAX_JSONB_FRAME_CHARS || nestsDeeperThan(payload, MAX_JSONB_DEPTH)) return null;
   const text = JSON.stringify(payload);
   return /\\u(0000|d[89a-f])/i.test(text) ? null : text;
 }
@@ -41,53 +52,79 @@ export interface QuarantineInput {
   reason: string;
   /** what the charger was answered, when it carries something a replay must reuse (a 1.6 transactionId) */
   ack?: Record<string, unknown> | null;
+  /** D156: the charger's quarantine budget in bytes per rolling day; undefined = none (an operator's replay) */
+  budget?: number | undefined;
 }
 
-/** Keeps a whole message; returns the quarantine id. Throws when it cannot be stored (then nothing is acked). */
+/** Bytes a row costs against the budget: what it writes of the charger's text (UTF-8). */
+const sizeOf = (...texts: Array<string | null>) => texts.reduce((n, t) => n + (t === null ? 0 : Buffer.byteLength(t)), 0);
+
+/** Inserts quarantine rows, first charging the charger's budget when there is one (D156), in one transaction. */
+async function keepWithin<T>(deps: Deps, chargerId: string, budget: number | undefined, bytes: number, insert: (db: Deps['db']) => Promise<T>): Promise<T> {
+  if (budget === undefined) return insert(deps.db);
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await chargeQuarantineBudget(trx, chargerId, bytes, budget, deps.clock()))) throw new QuarantineBudgetSpent(chargerId);
+    return insert(trx);
+  });
+}
+
+/**
+ * Keeps a whole message; returns the quarantine id. Throws when it cannot be stored (then nothing is acked), and
+ * QuarantineBudgetSpent when the charger's budget is spent (D156).
+ */
 export async function quarantineMessage(deps: Deps, q: QuarantineInput): Promise<string> {
-  const row = await deps.db
-    .insertInto('ocpp_quarantine')
-    .values({
-      charger_id: q.chargerId,
-      protocol: q.protocol,
-      action: q.action,
-      message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
-      kind: 'message',
-      raw: storable(q.raw),
-      payload: jsonbOrNull(q.payload),
-      ack: q.ack ? JSON.stringify(q.ack) : null,
-      reason: storable(q.reason).slice(0, 2000),
-      received_at: deps.clock(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-/** Keeps the unreadable parts of an applied message (a resent message sets the same part aside once). */
-export async function quarantineParts(
-  deps: Deps,
-  q: { chargerId: string; protocol: string; action: string; messageId: string | null; parts: AsidePart[] },
-): Promise<string[]> {
-  if (q.parts.length === 0) return [];
-  const rows = await deps.db
-    .insertInto('ocpp_quarantine')
-    .values(
-      q.parts.map((p) => ({
+  const raw = storable(q.raw);
+  const payload = jsonbOrNull(q.payload, raw);
+  const row = await keepWithin(deps, q.chargerId, q.budget, sizeOf(raw, payload), (db) =>
+    db
+      .insertInto('ocpp_quarantine')
+      .values({
         charger_id: q.chargerId,
         protocol: q.protocol,
         action: q.action,
         message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
-        kind: 'part' as const,
-        raw: storable(partText(p.part)),
-        payload: null,
-        reason: storable(p.reason).slice(0, 2000),
+        kind: 'message',
+        raw,
+        payload,
+        ack: q.ack ? JSON.stringify(q.ack) : null,
+        reason: storable(q.reason).slice(0, 2000),
         received_at: deps.clock(),
-      })),
-    )
-    .onConflict((oc) => oc.expression(sql`charger_id, action, md5(raw)`).where('kind', '=', 'part').doNothing())
-    .returning('id')
-    .execute();
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow(),
+  );
+  return row.id;
+}
+
+/**
+ * Keeps the unreadable parts of an applied message (a resent message sets the same part aside once). Under a budget
+ * (D156) they count against it as the whole message does, a part already kept included (a resent message's parts
+ * are counted again; the budget errs towards keeping less).
+ */
+export async function quarantineParts(
+  deps: Deps,
+  q: { chargerId: string; protocol: string; action: string; messageId: string | null; parts: AsidePart[]; budget?: number | undefined },
+): Promise<string[]> {
+  if (q.parts.length === 0) return [];
+  const values = q.parts.map((p) => ({
+    charger_id: q.chargerId,
+    protocol: q.protocol,
+    action: q.action,
+    message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
+    kind: 'part' as const,
+    raw: storable(partText(p.part)),
+    payload: null,
+    reason: storable(p.reason).slice(0, 2000),
+    received_at: deps.clock(),
+  }));
+  const rows = await keepWithin(deps, q.chargerId, q.budget, sizeOf(...values.map((v) => v.raw)), (db) =>
+    db
+      .insertInto('ocpp_quarantine')
+      .values(values)
+      .onConflict((oc) => oc.expression(sql`charger_id, action, md5(raw)`).where('kind', '=', 'part').doNothing())
+      .returning('id')
+      .execute(),
+  );
   return rows.map((r) => r.id);
 }
 
