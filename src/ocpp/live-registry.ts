@@ -21,6 +21,7 @@ import { CallHandler, type CallSocket, type OcppProtocol } from './call-handler.
 import type { CredentialLookup } from './charger-auth.ts';
 import { ConnectionNotices } from './connection-notices.ts';
 import type { OcppMetrics } from './metrics.ts';
+import { RATE_CLOSE_REASON, SocketFlow } from './socket-flow.ts';
 import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
 
 const noop = () => {};
@@ -113,21 +114,24 @@ export class LiveRegistry implements CommandExecutor {
 
     // C4.11: the raw text of each inbound call is kept until it is answered (for the quarantine)
     this.calls.watch(client);
-    // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed
+    // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed.
+    // D157: while that many wait the socket is not read, and a socket sending beyond its rate is closed
+    const flow = this.watchFlow(client, chargerId, protocol);
+    const max = this.deps.config.OCPP_MAX_PENDING_CALLS;
     let pending = 0;
     // not async: the returned promise is the call's only one (ocpp-rpc catches a throw of the handler as it does a
     // rejection); with many calls waiting for their batch, each extra frame kept per call is garbage collection work
     const wildcard = (call: IncomingCall) => {
       const received = performance.now();
-      if (pending >= this.deps.config.OCPP_MAX_PENDING_CALLS) {
+      if (pending >= max) {
         this.metrics.messages.inc({ protocol, action: actionLabel(protocol, call.method), outcome: 'busy' });
         throw createRPCError('GenericError', 'busy');
       }
-      pending++;
+      flow.pending(++pending, max);
       const run = held.queue.then(() => this.calls.answer(held, chargerId, call));
       held.queue = run.then(noop, noop); // the next call waits for this one, without keeping its answer alive
       return run.finally(() => {
-        pending--;
+        flow.pending(--pending, max);
         const action = actionLabel(protocol, call.method);
         this.metrics.inboundCall.observe({ protocol, action }, (performance.now() - received) / 1000);
       });
@@ -150,6 +154,25 @@ export class LiveRegistry implements CommandExecutor {
       void done.finally(() => this.closing.delete(done));
     });
     this.ensurePoller();
+  }
+
+  /**
+   * D157: the socket's read flow (socket-flow.ts). Every inbound frame takes a token; past the rate the socket is
+   * closed with 1008 (logged, counted) and not read again.
+   */
+  private watchFlow(client: RpcClient, chargerId: string, protocol: OcppProtocol): SocketFlow {
+    const { OCPP_MESSAGES_PER_SECOND: perSecond, OCPP_MESSAGE_BURST: burst } = this.deps.config;
+    const flow = new SocketFlow(client.handshake.request.socket, perSecond, burst);
+    client.on('message', (m: { outbound?: boolean }) => {
+      if (m.outbound || flow.take()) return;
+      this.metrics.rateClosed.inc({ protocol });
+      this.deps.logger.warn(
+        { event: 'ocpp.rate_exceeded', identity: client.identity, chargerId, perSecond, burst },
+        'ocpp: closed a charger sending messages faster than its rate',
+      );
+      flow.stop(() => client.close({ code: 1008, reason: RATE_CLOSE_REASON }));
+    });
+    return flow;
   }
 
   // ---- CommandExecutor (C6.6) ----

@@ -8,6 +8,8 @@ export interface OcppMetrics {
   quarantined: Counter<'action'>;
   /** D156: unusable messages (or parts) refused because the charger's quarantine budget is spent */
   quarantineRefused: Counter<'action'>;
+  /** D157: sockets closed for sending faster than OCPP_MESSAGES_PER_SECOND */
+  rateClosed: Counter<'protocol'>;
   callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
   /** messages per ingest batch (group commit), by outcome: committed, or undone and run one by one */
   ingestBatch: Histogram<'outcome'>;
@@ -31,6 +33,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       quirks: registry.getSingleMetric('ocpp_quirks_total') as Counter<'kind'>,
       quarantined: registry.getSingleMetric('ocpp_quarantined_messages_total') as Counter<'action'>,
       quarantineRefused: registry.getSingleMetric('ocpp_quarantine_refused_total') as Counter<'action'>,
+      rateClosed: registry.getSingleMetric('ocpp_rate_closed_sockets_total') as Counter<'protocol'>,
       callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
       ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
       ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
@@ -47,6 +50,12 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       name: 'ocpp_quarantine_refused_total',
       help: "Unusable transaction messages refused with InternalError, not kept, because the charger's quarantine budget per day is spent (D156)",
       labelNames: ['action'],
+      registers: [registry],
+    }),
+    rateClosed: new Counter({
+      name: 'ocpp_rate_closed_sockets_total',
+      help: 'Charger sockets closed (1008) for sending more messages than OCPP_MESSAGES_PER_SECOND allows (D157)',
+      labelNames: ['protocol'],
       registers: [registry],
     }),
     callLatency: new Histogram({

@@ -1,6 +1,6 @@
 // C4.12 bounded resources at the OCPP edge: OCPP_MAX_CONNECTIONS per process (503 beyond it), the WebSocket
 // handshake deadline (a stalled auth lookup cannot hold a socket), at most OCPP_MAX_PENDING_CALLS calls waiting
-// per socket (more are answered "busy" and never processed). Stalls are made with a real table lock.
+// per socket (more that were already read are answered "busy" and never processed). Stalls are made with a real table lock.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -9,6 +9,13 @@ import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, ocppClient, eventually } from '../helpers/ocpp-factories.ts';
 import { logSink, rawUpgrade } from '../helpers/raw-upgrade.ts';
+
+/** A client's WebSocket text frame (masked, as RFC 6455 requires of a client; the zero key leaves the bytes as they are). */
+function maskedTextFrame(text: string): Buffer {
+  const data = Buffer.from(text);
+  if (data.length > 125) throw new Error('a short frame only');
+  return Buffer.concat([Buffer.from([0x81, 0x80 | data.length, 0, 0, 0, 0]), data]);
+}
 
 const basic = (identity: string, password: string) => 'Basic ' + Buffer.from(`${identity}:${password}`).toString('base64');
 
@@ -69,7 +76,8 @@ describe('handshake deadline and pending calls (C4.12)', () => {
   beforeAll(async () => {
     svc = await createTestService({
       listen: true,
-      env: { OCPP_HANDSHAKE_TIMEOUT_SECONDS: '1', OCPP_MAX_PENDING_CALLS: '16' },
+      // the rate bound (D157) far off: the unread-answers test below sends 600 calls as fast as it can
+      env: { OCPP_HANDSHAKE_TIMEOUT_SECONDS: '1', OCPP_MAX_PENDING_CALLS: '16', OCPP_MESSAGE_BURST: '100000' },
       logger: createLogger({ level: 'info', destination: log.sink }),
     });
     user = await aUser(svc.deps);
@@ -107,8 +115,11 @@ describe('handshake deadline and pending calls (C4.12)', () => {
     // the socket's first call writes the connector status: with the table locked, every call stays waiting in the queue
     const unlock = await lockTable(svc, 'ocpp_chargers');
     try {
-      ws.send(JSON.stringify([2, 'm0', 'StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' }]));
-      for (let i = 1; i < 20; i++) ws.send(JSON.stringify([2, `m${i}`, 'Heartbeat', {}]));
+      // all 20 in one TCP write, so the gateway has read them all before the 16th fills the socket (D157: a call
+      // sent after that waits in the network, test/ocpp/socket-flow.test.ts)
+      const frames = [JSON.stringify([2, 'm0', 'StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' }])];
+      for (let i = 1; i < 20; i++) frames.push(JSON.stringify([2, `m${i}`, 'Heartbeat', {}]));
+      (ws as unknown as { _socket: import('node:net').Socket })._socket.write(Buffer.concat(frames.map(maskedTextFrame)));
       await eventually(() => expect(answers).toHaveLength(4));
       expect(answers).toEqual(['m16', 'm17', 'm18', 'm19'].map((id) => [4, id, 'GenericError', 'busy', {}]));
     } finally {
