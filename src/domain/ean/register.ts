@@ -23,6 +23,11 @@ export interface EanRegister extends RegisterSource {
   check(ean: string, address: RegisterAddress): Promise<EanCheckOutcome>;
   /** EANs the register lists at an address (C3.3: 0 → not_found, 1 → resolved, more → candidates). */
   lookupByAddress(address: RegisterAddress): Promise<string[]>;
+  /**
+   * The same register reading through `db` (a transaction): the table-backed one must not wait for a connection
+   * its caller's transaction holds (PGlite has one). The HTTP one answers itself.
+   */
+  on(db: Db): EanRegister;
 }
 
 /** The register of this process (C2.7): the HTTP adapter when EAN_REGISTER_URL is set, else the table-backed one. */
@@ -79,6 +84,7 @@ export async function checkEan(register: RegisterSource, ean: string, address: R
 abstract class SourceBackedRegister implements EanRegister, RegisterSource {
   abstract findByEan(ean: string): Promise<RegisterEntry | null>;
   abstract findByAddress(address: RegisterAddress): Promise<RegisterEntry[]>;
+  abstract on(db: Db): EanRegister;
   async check(ean: string, address: RegisterAddress): Promise<EanCheckOutcome> {
     const v = await checkEan(this, ean, address);
     return v.outcome === 'mismatch' ? { outcome: 'mismatched', reason: v.reason, detail: v.detail } : v;
@@ -96,6 +102,10 @@ export class TableEanRegister extends SourceBackedRegister {
   readonly name = 'table';
   constructor(private readonly db: Db) {
     super();
+  }
+
+  on(db: Db): EanRegister {
+    return new TableEanRegister(db);
   }
 
   async findByEan(ean: string): Promise<RegisterEntry | null> {
@@ -165,6 +175,10 @@ export class HttpEanRegister extends SourceBackedRegister {
     private readonly timeoutMs = 10_000,
   ) {
     super();
+  }
+
+  on(): EanRegister {
+    return this;
   }
 
   private async get(pathAndQuery: string): Promise<{ status: number; body: unknown }> {

@@ -16,7 +16,7 @@ import { askExistingUserToConfirm, confirmsExistingUser, userOfDraftEmail } from
 import { hashSecret } from '../../lib/secrets.ts';
 import { looksLikeClaimToken } from './tokens.ts';
 import { validEan, validHouseNumber, validPostalCode } from './validate.ts';
-import { lookupDraftEan } from './ean-lookup.ts';
+import { lookupDraftEan, withRegisterAddition } from './ean-lookup.ts';
 import { cutText } from '../../lib/nul.ts';
 
 export type Draft = Selectable<PartnerDraftsTable> & { partner_name: string };
@@ -121,6 +121,11 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
   }
   // without an EAN no machtiging can be signed: ask for it rather than end with nothing to do (issue 14 item 5)
   if (!ean) return invalid('ean_required', 'ean');
+  // D160: a number without an addition takes the register's addition of the chosen EAN at that number
+  if (d.postal_code && d.house_number) {
+    const completed = await withRegisterAddition(deps, { postal_code: d.postal_code, house_number: d.house_number, house_number_addition: d.house_number_addition }, ean);
+    d = { ...d, house_number_addition: completed.house_number_addition };
+  }
   const street = cutText(form.street?.trim() ?? '', 120) || null;
   const city = cutText(form.city?.trim() ?? '', 120) || d.city;
   const withConnection = !!(ean && d.postal_code && d.house_number);
@@ -144,7 +149,9 @@ export async function confirmClaim(deps: Deps, token: string, form: ClaimForm, l
       // back and leaves the draft open, so it can be claimed again.
       const locked = await trx.selectFrom('partner_drafts').select('status').where('id', '=', d.id).forUpdate().executeTakeFirst();
       if (locked?.status !== 'open') return null;
-      return claimInTransaction({ ...deps, db: joinTransaction(trx) }, d, { ean, street, city, withConnection, iban, confirmedUserId });
+      // the register reads on the transaction too: on PGlite the pool is the one connection this transaction holds
+      const tdeps = { ...deps, db: joinTransaction(trx), eanRegister: deps.eanRegister.on(trx) };
+      return claimInTransaction(tdeps, d, { ean, street, city, withConnection, iban, confirmedUserId });
     });
   } catch (err) {
     if (isDomainError(err)) return { state: 'invalid', draft: d, code: err.code, message: err.detail ?? err.code };

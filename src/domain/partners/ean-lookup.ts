@@ -3,7 +3,7 @@
 // draft-ean-lookup job runs the same function later.
 import type { Deps } from '../../deps.ts';
 import type { AddressIgnoredReason, EanStatus } from '../../db/tables/partner.ts';
-import { normaliseAddition } from '../ean/ean.ts';
+import { normaliseAddition, normaliseHouseNumber, normalisePostalCode } from '../ean/ean.ts';
 import { checkEan, EanRegisterUnavailable } from '../ean/index.ts';
 
 export interface DraftAddress {
@@ -64,4 +64,28 @@ export async function lookupDraftEan(
 export function candidateCount(status: EanStatus, candidates: string[]): number {
   if (status === 'candidates') return candidates.length;
   return status === 'resolved' ? 1 : 0;
+}
+
+/**
+ * D160: an address without an addition completed with the one the register lists for the chosen EAN at the same
+ * postal code and house number. A customer offered candidates at "3" (the register's 3A and 3B) picks one, and the
+ * connection must be at that EAN's address, or the register check refuses every choice (the page asks for no addition
+ * when the upload gave the number). Unchanged when the address has an addition, the register lists the EAN elsewhere,
+ * or the register cannot be asked (the connection's own check then decides).
+ */
+export async function withRegisterAddition<T extends DraftAddress>(deps: Deps, address: T, ean: string): Promise<T> {
+  if (normaliseAddition(address.house_number_addition)) return address;
+  const entry = await deps.eanRegister.findByEan(ean).catch(() => null);
+  const addition = entry?.house_number_addition ?? null;
+  if (!entry || !normaliseAddition(addition)) return address;
+  const same =
+    normalisePostalCode(entry.postal_code) === normalisePostalCode(address.postal_code) &&
+    normaliseHouseNumber(entry.house_number) === normaliseHouseNumber(address.house_number);
+  return same ? { ...address, house_number_addition: addition } : address;
+}
+
+/** D160: for the claim page, each candidate EAN's house number as the register lists it (e.g. "3A"), by EAN. */
+export async function candidateLabels(deps: Deps, address: { postal_code: string; house_number: string }): Promise<Record<string, string>> {
+  const entries = await deps.eanRegister.findByAddress({ ...address, house_number_addition: null }).catch(() => []);
+  return Object.fromEntries(entries.map((e) => [e.ean_code, `${e.house_number}${e.house_number_addition ? ` ${e.house_number_addition}` : ''}`]));
 }

@@ -142,6 +142,8 @@ export interface FormState {
   house_number_addition?: string;
   /** EANs the register lists at the address the customer entered */
   eanCandidates?: string[];
+  /** D160: each candidate's house number and addition as the register lists it, shown beside the EAN */
+  eanLabels?: Record<string, string>;
   /** D129: the confirmation code of an existing user's e-mailed link, sent back with the form */
   confirm?: string;
 }
@@ -169,7 +171,8 @@ ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${
   fields += input('street', t.street, s.street ?? '', 'autocomplete="address-line1" maxlength="120" required');
   fields += input('city', t.city, s.city ?? d.city ?? '', 'autocomplete="address-level2" maxlength="120" required');
   if (candidates.length) {
-    const opts = candidates.map((e) => `<option value="${esc(e)}">${esc(e)}</option>`).join('');
+    const label = (e: string) => (s.eanLabels?.[e] ? `${e} (${t.houseNumber.toLowerCase()} ${s.eanLabels[e]})` : e);
+    const opts = candidates.map((e) => `<option value="${esc(e)}">${esc(label(e))}</option>`).join('');
     fields += `<label for="ean">${t.pickEan}</label><select id="ean" name="ean">${opts}</select>`;
   } else if (!d.ean_code) {
     // without an address the register may still find the EAN, so it is asked for only when it cannot

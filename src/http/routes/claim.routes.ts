@@ -3,7 +3,8 @@
 // are never cached and never send a Referer.
 import { z } from 'zod';
 import type { FastifyReply } from 'fastify';
-import { confirmClaim, findClaim, nextStepAfterClaim } from '../../domain/partners/claim.ts';
+import { confirmClaim, findClaim, nextStepAfterClaim, type Draft } from '../../domain/partners/claim.ts';
+import { candidateLabels } from '../../domain/partners/ean-lookup.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { messageByUnsubscribeToken, suppressEmail } from '../../domain/invites/index.ts';
 import { statusForCode } from '../errors.ts';
@@ -33,6 +34,12 @@ const send = sendPage;
 
 export const claimRoutes: RouteRegistrar = (app, deps) => {
   const op = operatorOf(deps.config);
+  /** D160: the register's house number of each candidate EAN shown (the draft's address, or the one just entered) */
+  const labelsFor = async (d: Draft, candidates: string[], postal?: string, house?: string): Promise<Record<string, string>> => {
+    const postal_code = d.postal_code ?? postal?.trim();
+    const house_number = d.house_number ?? house?.trim();
+    return !d.ean_code && candidates.length && postal_code && house_number ? candidateLabels(deps, { postal_code, house_number }) : {};
+  };
   /** C6.7 the 410 page of a claimed draft, with the machtiging's next step (issue 14 item 5) */
   const claimedPage = async (lc: Locale, token: string) => {
     const again = await findClaim(deps, token);
@@ -60,10 +67,11 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       const self = `/claim/${encodeURIComponent(req.params.token)}`;
       const confirm = req.query.confirm;
       const other = `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}${confirm ? `&confirm=${encodeURIComponent(confirm)}` : ''}`;
+      const eanLabels = await labelsFor(found.draft, found.draft.ean_candidates);
       return send(
         reply,
         200,
-        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: other, op, locale: lc, ...(confirm ? { confirm } : {}) }),
+        claimFormPage(found.draft, { action: `${self}?locale=${lc}`, otherHref: other, op, locale: lc, eanLabels, ...(confirm ? { confirm } : {}) }),
       );
     },
   );
@@ -119,7 +127,9 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
           return send(reply, 410, await claimedPage(lc, req.params.token));
         case 'invalid': {
           const self = `/claim/${encodeURIComponent(req.params.token)}`;
+          const eanLabels = await labelsFor(out.draft, out.eanCandidates ?? out.draft.ean_candidates, form.postal_code, form.house_number);
           const page = claimFormPage(out.draft, {
+            eanLabels,
             action: `${self}?locale=${lc}`,
             otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`,
             op,
