@@ -4,7 +4,8 @@
 //    the pool; a second process (or a second run in this one) finds the lock taken and skips.
 //  - PGlite: one process per data dir (TOOLCHAIN.md §3), so an in-process mutex per database is enough.
 // Crons are read in Europe/Amsterdam time (the service's calendar, C6.8).
-import cron, { type ScheduledTask } from 'node-cron';
+import { sql } from 'kysely';
+import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { Counter } from 'prom-client';
 import { isAdvisoryLockHeld, withAdvisoryLock } from '../db/locks.ts';
 import type { Deps } from '../deps.ts';
@@ -151,6 +152,28 @@ export async function listJobs(deps: Deps, jobs: Job[] = allJobs): Promise<JobSt
   );
 }
 
+/**
+ * D162: node-cron asks before each scheduled run, with a key of the task and the moment; the process whose insert of
+ * that key goes in runs it, every other process (this machine's or another's) skips it. The advisory lock still
+ * keeps a manual run and a scheduled one apart.
+ */
+export function slotCoordinator(deps: Deps): RunCoordinator {
+  return {
+    async shouldRun(key: string): Promise<boolean> {
+      const task = key.slice(0, -25); // the key is `${task name}:${moment.toISOString()}` (24 characters)
+      const claimed = await deps.db.insertInto('job_slots').values({ key }).onConflict((oc) => oc.column('key').doNothing()).returning('key').executeTakeFirst();
+      if (claimed) {
+        await deps.db
+          .deleteFrom('job_slots')
+          .where('key', 'like', `${task.replace(/[\\%_]/g, (c) => `\\${c}`)}:%`)
+          .where('claimed_at', '<', sql<Date>`now() - interval '1 day'`)
+          .execute();
+      }
+      return claimed !== undefined;
+    },
+  };
+}
+
 export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHandle {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
@@ -171,7 +194,8 @@ export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHand
         inFlight.add(p);
         return p;
       },
-      { name: `ere:${job.name}`, timezone: 'Europe/Amsterdam', noOverlap: true },
+      // D162: one process runs each scheduled moment, elected through PostgreSQL (node-cron's run coordinator)
+      { name: `ere:${job.name}`, timezone: 'Europe/Amsterdam', noOverlap: true, distributed: true, runCoordinator: slotCoordinator(deps) },
     );
     tasks.push(task);
   }

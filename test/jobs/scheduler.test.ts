@@ -110,6 +110,21 @@ describe('scheduler', () => {
     expect(count).toBe(after);
   });
 
+  it('two processes scheduling one fast job run each scheduled moment once between them (D162)', async () => {
+    let runs = 0;
+    const fast: Job = { name: 'test-fast-tick', cron: () => '* * * * * *', run: async () => { runs++; } };
+    const one = startScheduler(a.deps, [fast]);
+    const two = startScheduler(b.deps, [fast]);
+    await new Promise((r) => setTimeout(r, 3500));
+    await one.stop();
+    await two.stop();
+    const slots = await a.deps.db.selectFrom('job_slots').select('key').where('key', 'like', 'ere:test-fast-tick:%').execute();
+    // every moment was claimed by one process and run by it: as many runs as claimed moments, none twice
+    expect(slots.length).toBeGreaterThanOrEqual(2);
+    expect(runs).toBe(slots.length);
+    expect(slots.every((s) => /^ere:test-fast-tick:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(s.key))).toBe(true);
+  });
+
   it('every registered job has a unique kebab-case name and a valid cron or none', async () => {
     const cron = await import('node-cron');
     const names = allJobs.map((j) => j.name);

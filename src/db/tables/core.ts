@@ -263,6 +263,12 @@ export interface JobRunsTable {
   last_ok_at: NullableTimestamp;
 }
 
+/** migrations/0073: the scheduled moments claimed by a process (D162) */
+export interface JobSlotsTable {
+  key: string;
+  claimed_at: Generated<Date>;
+}
+
 export interface CoreTables {
   partners: PartnersTable;
   partner_api_keys: PartnerApiKeysTable;
@@ -280,4 +286,5 @@ export interface CoreTables {
   energy_months: EnergyMonthsTable;
   rate_limits: RateLimitsTable;
   job_runs: JobRunsTable;
+  job_slots: JobSlotsTable;
 }
