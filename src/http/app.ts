@@ -9,6 +9,7 @@ import { isDomainError } from '../domain/errors.ts';
 import { registerAuth, type RouteAuth } from './auth.ts';
 import { answerClientError, refuseMissingHost, shapeServerAnswers } from './client-errors.ts';
 import { errorBody, statusForCode } from './errors.ts';
+import { answerDatabaseUnavailable, databaseUnavailableError } from './db-unavailable.ts';
 import { validatorCompiler } from './no-nul.ts';
 import { registerOpenApi } from './openapi.ts';
 import { validationError } from './validation-codes.ts';
@@ -141,6 +142,9 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
       req.log.error({ err }, 'response did not match its schema');
       return reply.code(500).send({ error: 'internal_error', detail: 'An unexpected error occurred.' });
     }
+    // D155: a database that cannot answer right now (statement timeout, a lost connection) is 503, not a bug
+    const dbDown = databaseUnavailableError(err);
+    if (dbDown) return answerDatabaseUnavailable(req, reply, dbDown);
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 429) return reply.code(429).send(err as unknown as object);
     if (status >= 500) {

@@ -16,6 +16,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   expectation_failed: 417,
   headers_too_large: 431,
   internal_error: 500,
+  // D155: the database is unavailable or too slow right now (db-unavailable.ts); Retry-After says when to retry
+  service_unavailable: 503,
   // C1.1 token endpoint
   unsupported_grant_type: 400,
   invalid_scope: 400,

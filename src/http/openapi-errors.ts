@@ -40,11 +40,17 @@ export function platformResponses(auth: RouteAuth | undefined, rateLimited: bool
       } else if (!auth.accepts.includes('partner')) {
         out['403'] = errorResponse(['partner_api_key_scope'], 'a partner API key reaches only Partner API routes');
       }
-      out['503'] = errorResponse(['Authentication is temporarily unavailable, try again shortly']);
     } else if ('admin' in auth) {
       out['403'] = errorResponse(['partner_api_key_scope'], 'a partner API key reaches only Partner API routes');
     }
   }
+  // D155: the database unavailable or too slow right now, on any operation (app.ts's error handler); a route behind
+  // a credential also hears the credential lookup's own 503 (docs/platform.md), which carries no Retry-After
+  const dbDown = 'service_unavailable: the database is unavailable or too slow right now, with Retry-After';
+  out['503'] = errorResponse(
+    auth && 'accepts' in auth ? ['Authentication is temporarily unavailable, try again shortly', 'service_unavailable'] : ['service_unavailable'],
+    dbDown,
+  );
   if (rateLimited) {
     out['429'] = errorResponse(['Too many requests'], 'Retry-After, RateLimit and RateLimit-Policy headers', {
       retry_after_seconds: { type: 'integer' },
@@ -109,7 +115,7 @@ export type RateLimitKind = 'requests' | 'admin-failures';
 export function responseHeaderNames(kind: RateLimitKind | undefined, operationId: string, status: string): string[] {
   const out: string[] = [];
   if (kind === 'requests' || (kind === 'admin-failures' && (status === '401' || status === '429'))) out.push('RateLimit', 'RateLimit-Policy');
-  if (kind && status === '429') out.push('Retry-After');
+  if ((kind && status === '429') || status === '503') out.push('Retry-After');
   if (operationId === 'createToken' && status === '200') out.push('Cache-Control');
   return out;
 }
@@ -155,6 +161,7 @@ const DETAILS: Record<string, string> = {
   unsupported_media_type: 'Send the body as application/json.',
   too_many_streams: 'This token already has 5 open streams (at most 5); close one first.',
   not_ready: 'Start-up is not complete: migrations.',
+  service_unavailable: 'The database is unavailable or too slow right now; retry in 5 seconds (request 0b6f2c1e-5d0a-4c57-9a43-2f0e8c3b7d11).',
 };
 
 /** An example body of one error string, as the API sends it. */

@@ -1038,6 +1038,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getReadiness: {
@@ -1066,6 +1076,7 @@ export interface operations {
             /** @description `not_ready` (start-up is not complete, the service is stopping, the database does not answer, or a migration is not applied) */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1095,6 +1106,16 @@ export interface operations {
             /** @description `Missing or invalid API token` (METRICS_TOKEN is set and the bearer token is not it) */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,6 +1244,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminCreatePartner: {
@@ -1314,6 +1347,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1414,6 +1457,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1518,6 +1571,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminRevokeCpoClient: {
@@ -1593,6 +1656,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1685,6 +1758,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1785,6 +1868,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -1889,6 +1982,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminListJobs: {
@@ -1972,6 +2075,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2060,6 +2173,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -2176,11 +2299,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2431,11 +2555,12 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,11 +2748,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,11 +2945,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3013,11 +3140,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3120,11 +3248,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3211,11 +3340,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3455,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminLoadEanRegister: {
@@ -3417,6 +3557,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -3562,11 +3712,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,11 +3831,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3762,6 +3914,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -3892,6 +4056,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     listMyChargers: {
@@ -3994,11 +4170,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4196,11 +4373,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4265,11 +4443,12 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4399,11 +4578,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4536,6 +4716,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `charger_timeout` */
             504: {
                 headers: {
@@ -4648,6 +4838,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminGetChargerIdTokens: {
@@ -4729,6 +4929,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -4846,6 +5056,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminSetChargerOcmfKey: {
@@ -4951,6 +5171,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminListChargerQuarantine: {
@@ -5042,6 +5272,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5140,6 +5380,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5268,6 +5518,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminSetChargerPassword: {
@@ -5368,6 +5628,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5495,6 +5765,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `charger_timeout` */
             504: {
                 headers: {
@@ -5588,6 +5868,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5719,6 +6009,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5950,11 +6250,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6179,11 +6480,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6262,6 +6564,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -6430,6 +6744,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getUnsubscribePage: {
@@ -6492,6 +6818,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     unsubscribe: {
@@ -6552,6 +6890,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -6631,6 +6981,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -6730,6 +7090,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminRemoveSuppression: {
@@ -6815,6 +7185,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -6911,6 +7291,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminListOutbox: {
@@ -6992,6 +7382,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -7148,11 +7548,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7233,11 +7634,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7367,11 +7769,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7494,11 +7897,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7600,6 +8004,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -7731,6 +8145,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminListEreSales: {
@@ -7793,6 +8217,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -7891,6 +8325,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -8014,6 +8458,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     adminMarkAllocationPayable: {
@@ -8108,6 +8562,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -8245,6 +8709,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"] & {
                         retry_after_seconds?: number;
                     };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -8402,11 +8876,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Authentication is temporarily unavailable, try again shortly` */
+            /** @description `Authentication is temporarily unavailable, try again shortly`, `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
