@@ -14,18 +14,28 @@ const bool = z.preprocess(
 const boolDefault = (def: boolean) => bool.transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional()).transform((v) => v ?? def);
+// D151: every number has an upper bound. Node's timers and PostgreSQL's statement_timeout hold a signed 32-bit count
+// of milliseconds: a larger value overflowed into a 1 ms timer (a keep-alive of 3,000,000 s wrote every millisecond).
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** a duration in seconds: at most a day (every one of them is a timeout or an interval, some used ×3) */
+const seconds = (def: number, min = 1) => int(def, min, 86_400);
+/** a duration in days (link lifetimes, retention, review delays): at most ten years */
+const days = (def: number, min = 1, max = 3650) => int(def, min, max);
+/** a count of things (requests per minute, connections, bytes of a body): sane, and far below 2^31 */
+const count = (def: number, min = 1, max = 10_000_000) => int(def, min, max);
 const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
 // renewable_share per compliance year, e.g. "2026:0.505,2027:0.52" (C5.1)
+// D151: a share is a fraction of the electricity, 0 to 1 (2026:5 was accepted and multiplied every ERE by five)
 const yearMap = z.string().transform((raw, ctx) => {
   const out: Record<number, string> = {};
   for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
     const m = /^(\d{4})\s*:\s*(\d+(?:\.\d+)?)$/.exec(part);
-    if (!m) {
-      ctx.addIssue({ code: 'custom', message: `expected YEAR:DECIMAL pairs, got "${part}"` });
+    if (!m || Number(m[2]) > 1) {
+      ctx.addIssue({ code: 'custom', message: `expected YEAR:SHARE pairs with a share from 0 to 1, got "${part}"` });
       return z.NEVER;
     }
     out[Number(m[1])] = m[2]!;
@@ -69,13 +79,33 @@ function isProxyAddress(p: string): boolean {
 }
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a decimal number');
+/** a decimal number from min to max (D151: ERE_FEE_PCT=150 was accepted and shown to owners) */
+const decimalIn = (def: string, min: number, max: number) =>
+  decimalString.refine((v) => Number(v) >= min && Number(v) <= max, `must be from ${min} to ${max}`).default(def);
+
+// D151: a URL the service hands out or calls is http(s); z.url() alone took ftp://, mailto: and
+// `ere.example.nl:8080` (read as the scheme `ere.example.nl:`), and every link and the OCPP endpoint lost their scheme
+const httpUrl = optionalString.pipe(
+  z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+);
+const smtpUrl = optionalString.pipe(
+  z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)' }).optional(),
+);
+// HOST: an IP address or a host name (whether the name resolves is checked at start, before anything is created)
+const hostName = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+const host = z
+  .string()
+  .trim()
+  .refine((v) => isIP(v) !== 0 || hostName.test(v), 'must be an IP address or a host name')
+  .default('0.0.0.0');
 
 export const configSchema = z.object({
   APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
   NODE_ENV: z.string().optional(),
-  PORT: int(8080),
-  HOST: z.string().default('0.0.0.0'),
-  PUBLIC_BASE_URL: optionalString.pipe(z.url().optional()),
+  // 0 = a port the system picks (tests)
+  PORT: int(8080, 0, 65535),
+  HOST: host,
+  PUBLIC_BASE_URL: httpUrl,
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
   ),
@@ -88,43 +118,43 @@ export const configSchema = z.object({
   ),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HTTP_MAX_BODY_BYTES: int(1_048_576, 1024),
+  HTTP_MAX_BODY_BYTES: count(1_048_576, 1024, 1024 ** 3),
   // C1.5: whose X-Forwarded-For to believe: a hop count or proxy addresses/CIDRs, never everyone
   TRUST_PROXY: trustProxy,
   // C4.12: at most this many connections per process that are not (yet) WebSockets; more are closed at once
-  HTTP_MAX_CONNECTIONS: int(10_000, 1),
+  HTTP_MAX_CONNECTIONS: count(10_000),
   // connections the kernel completes and queues for the process to accept (listen backlog; Linux caps it at
   // net.core.somaxconn): a reconnect storm of a whole fleet must not overflow it (D67)
-  LISTEN_BACKLOG: int(4096, 1),
+  LISTEN_BACKLOG: count(4096, 1, 1_000_000),
 
   // C1.5 rate limits per credential, per minute
-  RATE_LIMIT_CPO_PER_MIN: int(600, 1),
-  RATE_LIMIT_PARTNER_PER_MIN: int(120, 1),
-  RATE_LIMIT_PERSONAL_PER_MIN: int(120, 1),
-  RATE_LIMIT_TOKEN_PER_MIN: int(30, 1),
-  RATE_LIMIT_WINDOW_SECONDS: int(60, 1),
+  RATE_LIMIT_CPO_PER_MIN: count(600),
+  RATE_LIMIT_PARTNER_PER_MIN: count(120),
+  RATE_LIMIT_PERSONAL_PER_MIN: count(120),
+  RATE_LIMIT_TOKEN_PER_MIN: count(30),
+  RATE_LIMIT_WINDOW_SECONDS: seconds(60),
   // requests without a credential (public pages, the token endpoint without client_id), per client IP
-  RATE_LIMIT_PUBLIC_PER_MIN: int(300, 1),
+  RATE_LIMIT_PUBLIC_PER_MIN: count(300),
   RATE_LIMIT_CLEANUP_CRON: cron('*/10 * * * *'),
   // C1.5: POST /oauth/token per client IP as well (invented client ids get no fresh buckets)
-  RATE_LIMIT_TOKEN_IP_PER_MIN: int(120, 1),
+  RATE_LIMIT_TOKEN_IP_PER_MIN: count(120),
   // C1.5: failed /admin authentications per client IP
-  RATE_LIMIT_ADMIN_FAIL_PER_MIN: int(10, 1),
+  RATE_LIMIT_ADMIN_FAIL_PER_MIN: count(10),
   // GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>` when set
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   // C4.12 HTTP bounds: a stalled request or handshake is closed within requestTimeout + the 5 s check
-  HTTP_REQUEST_TIMEOUT_SECONDS: int(30, 1),
-  HTTP_HEADERS_TIMEOUT_SECONDS: int(10, 1),
-  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: int(72, 1),
+  HTTP_REQUEST_TIMEOUT_SECONDS: seconds(30),
+  HTTP_HEADERS_TIMEOUT_SECONDS: seconds(10),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(72),
   // C4.12: PostgreSQL statement_timeout of every connection (0 = none)
-  DB_STATEMENT_TIMEOUT_MS: int(30_000, 0),
+  DB_STATEMENT_TIMEOUT_MS: int(30_000, 0, MAX_TIMER_MS),
   // D82: the ingest batch statements as named prepared statements (false behind a pooler that cannot keep them)
   DB_PREPARED_STATEMENTS: boolDefault(true),
   // C4.12: retention of quarantined OCPP messages, and the job that deletes older ones
-  QUARANTINE_RETENTION_DAYS: int(90, 1),
+  QUARANTINE_RETENTION_DAYS: days(90),
   RETENTION_CRON: cron('30 2 * * *'),
   // admin CLI (npm run admin): base URL of the admin API; defaults to PUBLIC_BASE_URL
-  ADMIN_URL: optionalString.pipe(z.url().optional()),
+  ADMIN_URL: httpUrl,
 
   // C2: onboarding
   OPERATOR_NAME: z.string().min(1).default('ERE Gateway B.V.'),
@@ -133,29 +163,29 @@ export const configSchema = z.object({
   OPERATOR_ADDRESS: optionalString,
   OPERATOR_KVK: optionalString.pipe(z.string().regex(/^\d{8}$/, 'must be the 8-digit KvK number').optional()),
   OPERATOR_SUPPORT_EMAIL: optionalString.pipe(z.email().optional()),
-  OPERATOR_PRIVACY_URL: optionalString.pipe(z.url().optional()),
-  MANDATE_LINK_TTL_DAYS: int(30, 1),
+  OPERATOR_PRIVACY_URL: httpUrl,
+  MANDATE_LINK_TTL_DAYS: days(30, 1, 365),
   MANDATE_SIGNING_SECRET: optionalString,
-  EAN_REGISTER_URL: optionalString.pipe(z.url().optional()),
+  EAN_REGISTER_URL: httpUrl,
   EAN_REGISTER_TOKEN: optionalString,
   EAN_RECHECK_CRON: cron('0 3 * * 1'),
 
   // C4: OCPP
-  HEARTBEAT_INTERVAL_SECONDS: int(300, 1),
-  OCPP_MAX_FRAME_BYTES: int(262_144, 1024),
+  HEARTBEAT_INTERVAL_SECONDS: seconds(300),
+  OCPP_MAX_FRAME_BYTES: count(262_144, 1024, 1024 ** 3),
   OCPP_DEFAULT_PROTOCOL: z.enum(['ocpp1.6', 'ocpp2.0.1', 'refuse']).default('ocpp1.6'),
-  OCPP_CALL_TIMEOUT_SECONDS: int(30, 1),
+  OCPP_CALL_TIMEOUT_SECONDS: seconds(30),
   // WebSocket ping to a charger that has been silent this long (a socket that sends messages is not pinged)
-  OCPP_PING_INTERVAL_SECONDS: int(60, 5),
-  OCPP_MAX_POWER_W: int(22_000, 1),
+  OCPP_PING_INTERVAL_SECONDS: seconds(60, 5),
+  OCPP_MAX_POWER_W: count(22_000),
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
   // OCPP Security Profile 3: chargers present a client certificate signed by this CA, CN = identity
   TLS_CLIENT_CA_FILE: optionalString,
   // C4.12 bounded resources per process
-  OCPP_MAX_CONNECTIONS: int(25_000, 1),
-  OCPP_MAX_PENDING_CALLS: int(16, 1),
-  OCPP_HANDSHAKE_TIMEOUT_SECONDS: int(10, 1),
+  OCPP_MAX_CONNECTIONS: count(25_000),
+  OCPP_MAX_PENDING_CALLS: count(16, 1, 10_000),
+  OCPP_HANDSHAKE_TIMEOUT_SECONDS: seconds(10),
   // D156: bytes of unusable messages a charger may have kept in the quarantine per rolling 24 hours; past it they are
   // refused (CALLERROR InternalError) instead of acknowledged. 64 MiB: a broken charger sending a 5 KB frame every
   // 10 s keeps 43 MB a day
@@ -165,14 +195,14 @@ export const configSchema = z.object({
   OCPP_MESSAGES_PER_SECOND: int(20, 1, 1_000_000),
   OCPP_MESSAGE_BURST: int(100, 1, 1_000_000),
   // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)
-  INSTANCE_LEASE_SECONDS: int(30, 3),
+  INSTANCE_LEASE_SECONDS: seconds(30, 3),
   // Fleet-scale ingest: transaction messages of all sockets are written in batches (group commit), flushed when
   // INGEST_BATCH_MAX messages are waiting or INGEST_FLUSH_MS after the first one arrived; 0 = no batching (each
   // message in its own transaction). 20 ms: at a steady fleet rate (a few hundred messages a second) a batch holds
   // about six messages instead of two, a third of the statements and of the gateway's CPU per message, for up to
   // 20 ms more before a charger's answer (D59)
-  INGEST_BATCH_MAX: int(256, 0),
-  INGEST_FLUSH_MS: int(20, 0),
+  INGEST_BATCH_MAX: count(256, 0, 100_000),
+  INGEST_FLUSH_MS: int(20, 0, 60_000),
   // batches in flight at once, each on its own pooled connection; readings of a remembered session have one slot
   // more of their own. 2: on two cores shared with PostgreSQL a third statement at once added contention, not
   // throughput (D87); a database far away (milliseconds per round trip) may want more. At most 6 of the pool's 10
@@ -185,27 +215,27 @@ export const configSchema = z.object({
     .regex(/^(auto|[1-9]\d{0,2})$/, 'must be a number of processes (1-999) or auto')
     .default('1'),
   // meter_readings is partitioned by month; the `partitions` job keeps this many months ahead created
-  PARTITION_AHEAD_MONTHS: int(3, 1),
+  PARTITION_AHEAD_MONTHS: count(3, 1, 120),
   PARTITION_CRON: cron('15 1 * * *'),
   // C7.1 GET /chargers/stream: open streams per personal token (held across processes), and the keep-alive comment
-  STREAM_MAX_PER_TOKEN: int(5, 1),
-  STREAM_KEEPALIVE_SECONDS: int(15, 1),
+  STREAM_MAX_PER_TOKEN: count(5, 1, 10_000),
+  STREAM_KEEPALIVE_SECONDS: seconds(15),
 
   // C4.7, C5: energy and ERE
   ENERGY_AGGREGATE_CRON: cron('*/15 * * * *'),
   ERE_REVIEW_CRON: cron('0 4 * * *'),
-  ERE_REVIEW_DAYS: int(14, 0),
+  ERE_REVIEW_DAYS: days(14, 0, 365),
   RENEWABLE_SHARE: yearMap.default({ 2026: '0.505' }),
-  ERE_INDICATIVE_PRICE_EUR: decimalString.default('0.140'),
-  ERE_FEE_PCT: decimalString.default('15'),
+  ERE_INDICATIVE_PRICE_EUR: decimalIn('0.140', 0, 1000),
+  ERE_FEE_PCT: decimalIn('15', 0, 100),
   // C5.5: what one household connection can deliver (3 × 25 A ≈ 17.3 kW); a month above this × its hours is held
-  CONNECTION_MAX_KW: decimalString.default('17.3'),
+  CONNECTION_MAX_KW: decimalIn('17.3', 0.001, 100_000),
 
   // C3: partner API and invites
-  SMTP_URL: optionalString,
+  SMTP_URL: smtpUrl,
   SMTP_FROM: z.string().default('ERE Gateway <no-reply@ere-gateway.local>'),
-  PARTNER_ROLLING_DAYS: int(30, 1),
-  PARTNER_ROLLING_CAP: int(5000, 0),
+  PARTNER_ROLLING_DAYS: days(30),
+  PARTNER_ROLLING_CAP: count(5000, 0, 1_000_000_000),
   // C3.3 deferred EAN lookups of CSV drafts; C3.5 outbox delivery (only sends when SMTP_URL is set)
   DRAFT_EAN_LOOKUP_CRON: cron('*/5 * * * *'),
   OUTBOX_DELIVER_CRON: cron('* * * * *'),

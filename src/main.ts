@@ -14,6 +14,8 @@ import { buildApp } from './http/app.ts';
 import type { App, RouteRegistrar } from './http/types.ts';
 import { loadBundledCatalog } from './domain/catalog/load.ts';
 import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
+import { checkHostResolves, databaseFailure, listenFailure, reasonOf, StartFailure } from './lib/start-failure.ts';
+import { sql } from 'kysely';
 import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
@@ -59,8 +61,9 @@ export interface StartOptions {
 export async function startService(opts: StartOptions): Promise<Service> {
   const { config } = opts;
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL });
-  const handle = opts.dbHandle ?? (await createDb(config));
+  const handle = opts.dbHandle ?? (await openDatabase(config));
   await migrate(handle.db);
+  const cipher = createCipher(resolveEncryptionKey(config));
   // /readyz: 503 until the end of this function (migrations are already applied here)
   const startup: StartupState = { step: 'creating the month partitions', complete: false };
   const deps: Deps = {
@@ -70,7 +73,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     logger,
     clock: opts.clock ?? (() => new Date()),
     metrics: new Registry(),
-    cipher: createCipher(resolveEncryptionKey(config)),
+    cipher,
     bus: createBus(handle, logger),
     eanRegister: createEanRegister(config, handle.db),
     mailer: createMailer(config),
@@ -92,7 +95,9 @@ export async function startService(opts: StartOptions): Promise<Service> {
     await app.ready();
     ocpp = await attachOcpp(app.server, deps);
     deps.ocpp = ocpp.registry; // operator commands for this process's sockets
-    const address = await app.listen({ port: config.PORT, host: config.HOST, backlog: config.LISTEN_BACKLOG });
+    const address = await app
+      .listen({ port: config.PORT, host: config.HOST, backlog: config.LISTEN_BACKLOG })
+      .catch((err: unknown) => Promise.reject(listenFailure(err, config.HOST, config.PORT)));
     url = config.PORT === 0 ? address.replace('0.0.0.0', '127.0.0.1') : config.PUBLIC_BASE_URL;
     // Port 0 (tests): the links the service hands out must name the port it really got.
     if (config.PORT === 0 && config.PUBLIC_BASE_URL.endsWith(':0')) {
@@ -136,6 +141,24 @@ export async function startService(opts: StartOptions): Promise<Service> {
       await handle.close();
     },
   };
+}
+
+/**
+ * D151: the database of DATABASE_URL (or the PGlite data dir), tried once before the migrations: a server that is
+ * unreachable, a database that does not exist, SSL or a login refused stop the start with one line naming the key.
+ */
+async function openDatabase(config: Config): Promise<DbHandle> {
+  let handle: DbHandle | undefined;
+  try {
+    handle = await createDb(config);
+    await sql`select 1`.execute(handle.db);
+    return handle;
+  } catch (err) {
+    await handle?.close().catch(() => undefined);
+    if (err instanceof StartFailure) throw err;
+    if (config.DATABASE_URL) throw databaseFailure(err);
+    throw new StartFailure('DATA_DIR', `cannot open the embedded database in ${config.DATA_DIR}: ${reasonOf(err)}`, { cause: err });
+  }
 }
 
 /** Longest wait for in-flight requests at shutdown before their connections are cut. */
@@ -229,7 +252,16 @@ async function main(): Promise<void> {
   // C4.10: an error nothing caught leaves the process in an unknown state: log it, stop, exit 1 (the supervisor restarts)
   onUncaughtError(logger, () => service?.stop());
 
-  service = await startService({ config, logger });
+  try {
+    // D151: a host name that does not resolve stops the start before the data dir or the database is touched
+    await checkHostResolves(config.HOST);
+    service = await startService({ config, logger });
+  } catch (err) {
+    if (!(err instanceof StartFailure)) throw err;
+    logger.debug({ err: err.cause ?? err }, 'the start failed');
+    console.error(err.message);
+    process.exit(1);
+  }
   const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got
   const ocppUrl = base.replace(/^http/, 'ws') + '/ocpp/<identity>';
   logger.info({ url: base, ocpp: ocppUrl, env: config.APP_ENV }, 'ere-gateway listening');

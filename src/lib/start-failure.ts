@@ -1,0 +1,54 @@
+// D151: a start that fails on something only the running system can tell (the database is missing or refuses,
+// the port is taken, the host name does not resolve, the data dir is held) stops the process with one line that
+// names the configuration key to fix and the system's own reason, and exit code 1; never a stack trace.
+// Configuration that is wrong on its face is refused earlier, by loadConfig (C0.5), before anything is created.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+export class StartFailure extends Error {
+  constructor(
+    /** the configuration key whose value the start could not work with */
+    public readonly key: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`ere-gateway cannot start: ${key}: ${detail}`, options);
+  }
+}
+
+/** The system's reason in one line: the message, else the code (a refused connect to several addresses is an AggregateError without a message). */
+export function reasonOf(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown[] } | null;
+  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]!.trim() : '';
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (message && code && !message.includes(code)) return `${message} (${code})`;
+  if (message) return message;
+  if (code) return code;
+  if (Array.isArray(e?.errors) && e.errors.length) return reasonOf(e.errors[0]);
+  return String(err);
+}
+
+/** HOST must name an address of this machine: a name that does not resolve fails here, before the data dir is made. */
+export async function checkHostResolves(host: string): Promise<void> {
+  if (isIP(host)) return;
+  try {
+    await lookup(host);
+  } catch (err) {
+    throw new StartFailure('HOST', `cannot resolve "${host}": ${reasonOf(err)}`, { cause: err });
+  }
+}
+
+/** The first use of DATABASE_URL failed: the server is unreachable, the database missing, SSL or the login refused. */
+export function databaseFailure(err: unknown): StartFailure {
+  if (err instanceof StartFailure) return err;
+  return new StartFailure('DATABASE_URL', `cannot use the database: ${reasonOf(err)}`, { cause: err });
+}
+
+/** listen() failed: the port is taken or privileged (PORT), or the address is not this machine's (HOST). */
+export function listenFailure(err: unknown, host: string, port: number): StartFailure {
+  const code = (err as { code?: string } | null)?.code;
+  const where = `${host}:${port}`;
+  if (code === 'EADDRINUSE') return new StartFailure('PORT', `${where} is already in use by another process`, { cause: err });
+  if (code === 'EACCES') return new StartFailure('PORT', `not allowed to listen on ${where} (a port below 1024 needs privileges)`, { cause: err });
+  return new StartFailure('HOST', `cannot listen on ${where}: ${reasonOf(err)}`, { cause: err });
+}
