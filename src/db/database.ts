@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './tables.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { PreparingClient } from './prepared.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 
 pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
@@ -94,15 +95,23 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
   }
   const { PGlite, types } = await import('@electric-sql/pglite');
   const dataDir = opts.inMemory ? undefined : path.resolve(opts.DATA_DIR ?? './data/sandbox', 'pglite');
+  // D150: one process per data dir; a second one stops here, before it opens the files the first one writes
+  const lock = dataDir ? await lockDataDir(path.dirname(dataDir)) : undefined;
   if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir ?? 'memory://', {
-    parsers: {
-      [types.INT8]: (v: string) => v,
-      [types.NUMERIC]: (v: string) => v,
-      [types.DATE]: (v: string) => v,
-    },
-    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
-  });
+  let pglite: InstanceType<typeof PGlite>;
+  try {
+    pglite = await PGlite.create(dataDir ?? 'memory://', {
+      parsers: {
+        [types.INT8]: (v: string) => v,
+        [types.NUMERIC]: (v: string) => v,
+        [types.DATE]: (v: string) => v,
+      },
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    });
+  } catch (err) {
+    await lock?.release();
+    throw err;
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   let closed = false;
   return {
@@ -112,7 +121,11 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     async close() {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      try {
+        await db.destroy();
+      } finally {
+        await lock?.release();
+      }
     },
   };
 }
