@@ -22,17 +22,30 @@ export function workerCount(setting: string): number {
 const HEALTHY_MS = 30_000;
 /** How long a clean stop waits for the workers before it kills them. */
 const STOP_GRACE_MS = 35_000;
+/**
+ * D152: this many workers in a row that died before they listened mean a configuration no worker can start with
+ * (the database missing, the port taken): the primary stops with 1, so the supervisor sees the failure.
+ */
+export const MAX_START_FAILURES = 5;
 
 export function runPrimary(n: number, logger: Logger): void {
   let stopping = false;
   let failures = 0;
+  let startFailures = 0; // workers in a row that died before they listened
   const started = new Map<Worker, number>();
+  const listening = new Set<Worker>();
   const fork = () => {
+    if (stopping) return;
     const w = cluster.fork();
     started.set(w, Date.now());
   };
+  cluster.on('listening', (w) => {
+    listening.add(w);
+    startFailures = 0;
+  });
   cluster.on('exit', (w, code, signal) => {
     const lived = Date.now() - (started.get(w) ?? Date.now());
+    const listened = listening.delete(w);
     started.delete(w);
     if (stopping) {
       if (started.size === 0) {
@@ -41,10 +54,18 @@ export function runPrimary(n: number, logger: Logger): void {
       }
       return;
     }
+    startFailures = listened ? 0 : startFailures + 1;
+    if (startFailures >= MAX_START_FAILURES) {
+      logger.fatal({ code, signal }, `${startFailures} workers in a row exited before they listened; stopping (see their error above)`);
+      for (const other of started.keys()) other.process.kill('SIGKILL');
+      process.exit(1);
+    }
     failures = lived >= HEALTHY_MS ? 0 : failures + 1;
     const delay = failures === 0 ? 0 : Math.min(30_000, 500 * 2 ** (failures - 1));
     logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
-    setTimeout(fork, delay).unref();
+    // D152: not unref()'d: with every worker dead this timer is all the primary waits for, and an unref()'d one let
+    // the primary exit 0 (a supervisor with Restart=on-failure then left the service down)
+    setTimeout(fork, delay);
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
