@@ -13,8 +13,9 @@ import type { Deps } from './deps.ts';
 import { buildApp } from './http/app.ts';
 import type { App, RouteRegistrar } from './http/types.ts';
 import { loadBundledCatalog } from './domain/catalog/load.ts';
-import { createCipher, resolveEncryptionKey } from './lib/iban-crypto.ts';
+import { createCipher, encryptionKeyFile, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { checkHostResolves, databaseFailure, listenFailure, reasonOf, StartFailure } from './lib/start-failure.ts';
+import { verifyDataKey } from './domain/platform/data-key-check.ts';
 import { sql } from 'kysely';
 import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
@@ -64,6 +65,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
   const handle = opts.dbHandle ?? (await openDatabase(config));
   await migrate(handle.db);
   const cipher = createCipher(resolveEncryptionKey(config));
+  // D153: a process whose key is not the one the database's data was encrypted with stops here
+  await verifyDataKey(handle.db, cipher, config.DATA_ENCRYPTION_KEY ? 'configured' : encryptionKeyFile(config.DATA_DIR));
   // /readyz: 503 until the end of this function (migrations are already applied here)
   const startup: StartupState = { step: 'creating the month partitions', complete: false };
   const deps: Deps = {

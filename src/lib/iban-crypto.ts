@@ -46,10 +46,24 @@ export function resolveEncryptionKey(opts: {
   if (opts.APP_ENV === 'production') {
     throw new Error('DATA_ENCRYPTION_KEY is required in production (32 bytes, base64)');
   }
-  const file = path.resolve(opts.DATA_DIR, 'data-encryption.key');
+  const file = encryptionKeyFile(opts.DATA_DIR);
   if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const key = crypto.randomBytes(32);
-  fs.writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
-  return key;
+  // D153: the workers of one first start race to create the file; it appears whole (written aside, then linked,
+  // which fails when it exists), so the losers read the winner's key instead of keeping one of their own
+  const draft = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+  fs.writeFileSync(draft, crypto.randomBytes(32).toString('base64') + '\n', { mode: 0o600 });
+  try {
+    fs.linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.rmSync(draft, { force: true });
+  }
+  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+}
+
+/** Where a sandbox without DATA_ENCRYPTION_KEY keeps the key it generated. */
+export function encryptionKeyFile(dataDir: string): string {
+  return path.resolve(dataDir, 'data-encryption.key');
 }
