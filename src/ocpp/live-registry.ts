@@ -5,13 +5,13 @@ import { createRPCError } from 'ocpp-rpc';
 import type { Deps } from '../deps.ts';
 import {
   COMMAND_SENT,
-  CONNECTION_LOST,
-  INVALID_ANSWER,
   claimCommand,
   type CommandExecutor,
+  commandTarget,
   pendingCommandIds,
   recordCommandOutcome,
 } from '../domain/chargers/commands.ts';
+import { CommandRunner } from './command-runner.ts';
 import { currentConnections, markConnected, markDisconnected, releaseInstance } from '../domain/charging/live-state.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { newSocketCache } from '../domain/charging/handle-event.ts';
@@ -22,7 +22,7 @@ import type { CredentialLookup } from './charger-auth.ts';
 import { ConnectionNotices } from './connection-notices.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RATE_CLOSE_REASON, SocketFlow } from './socket-flow.ts';
-import { type IncomingCall, type RpcClient, TimeoutError, validateOutbound } from './rpc.ts';
+import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
 
 const noop = () => {};
 /**
@@ -58,6 +58,7 @@ export class LiveRegistry implements CommandExecutor {
   private readonly unsubscribe: Array<() => void> = [];
   private readonly closing = new Set<Promise<unknown>>();
   private readonly calls: CallHandler;
+  private readonly commands: CommandRunner;
   private readonly notices: ConnectionNotices;
   private ticks = 0;
 
@@ -66,6 +67,7 @@ export class LiveRegistry implements CommandExecutor {
     private readonly metrics: OcppMetrics,
   ) {
     this.calls = new CallHandler(deps, metrics);
+    this.commands = new CommandRunner(deps, metrics);
     this.notices = new ConnectionNotices(deps, this.instanceId);
   }
 
@@ -182,47 +184,16 @@ export class LiveRegistry implements CommandExecutor {
   }
 
   async execute(commandId: string): Promise<void> {
-    const cmd = await claimCommand(this.deps, commandId);
-    if (!cmd) return;
-    const held = this.held.get(cmd.charger_id);
-    if (!held) return recordCommandOutcome(this.deps, cmd.id, { status: 'failed', error: 'charger_offline' });
-    const started = process.hrtime.bigint();
-    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-    const labels = { protocol: held.protocol, action: cmd.action };
-    try {
-      // ocpp-rpc's callConcurrency 1: at most one call at a time per charger (C4.2)
-      const response = await held.client.call(cmd.action, cmd.payload, { callTimeoutMs: this.deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000 });
-      // D136: the charger's answer is checked against the protocol's schema, as what we send is (C4.1)
-      const invalid = validateOutbound(held.protocol, `urn:${cmd.action}.conf`, response);
-      if (invalid) {
-        this.metrics.callLatency.observe({ ...labels, outcome: 'error' }, seconds());
-        this.deps.logger.warn({ chargerId: cmd.charger_id, action: cmd.action, invalid: invalid.slice(0, 300) }, 'ocpp: a charger answered a command outside its schema');
-        await recordCommandOutcome(this.deps, cmd.id, { status: 'failed', error: `${INVALID_ANSWER}${invalid.slice(0, 300)}` });
-        return;
-      }
-      this.metrics.callLatency.observe({ ...labels, outcome: 'answered' }, seconds());
-      await recordCommandOutcome(this.deps, cmd.id, { status: 'answered', response });
-    } catch (err) {
-      const e = err as { name?: string; rpcErrorCode?: string; message?: string };
-      const timeout = err instanceof TimeoutError;
-      // D123: the socket closed (replaced, dropped, the process stopping) after the call went out and before an
-      // answer: the charger may have acted on it, so the outcome is unknown, as after a timeout; not a refusal
-      const lost = !timeout && e.name === 'AbortError' && e.rpcErrorCode === undefined;
-      // a socket already closed when the call was to go out (ocpp-rpc refuses to send): nothing reached the charger
-      const unsent = !timeout && !lost && e.rpcErrorCode === undefined && e.message === 'Cannot send message in this state';
-      this.metrics.callLatency.observe({ ...labels, outcome: timeout || lost ? 'timeout' : 'error' }, seconds());
-      await recordCommandOutcome(
-        this.deps,
-        cmd.id,
-        timeout
-          ? { status: 'timeout', error: 'charger_timeout' }
-          : lost
-            ? { status: 'timeout', error: CONNECTION_LOST }
-            : unsent
-              ? { status: 'failed', error: 'charger_offline' }
-              : { status: 'failed', error: e.rpcErrorCode ?? e.message ?? 'error' },
-      );
+    const target = await commandTarget(this.deps, commandId);
+    if (!target) return;
+    const held = this.held.get(target.charger_id);
+    if (!held) {
+      // not (or no longer) held here: nothing was sent
+      if (await claimCommand(this.deps, commandId, 0, 0)) await recordCommandOutcome(this.deps, commandId, { status: 'failed', error: 'charger_offline' });
+      return;
     }
+    // D161: one command at a time per socket, each sent only while its requester still waits (command-runner.ts)
+    return this.commands.run(held, commandId);
   }
 
   /**

@@ -79,18 +79,18 @@ export async function sendCommand(deps: Deps, chargerId: string, action: string,
     .values({ charger_id: chargerId, instance_id: st.instance_id, action, payload: JSON.stringify(payload ?? {}) })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const timeoutMs = deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000;
   // woken when the outcome is written, by whichever process holds the charger
   const answered = wakeOn(deps, COMMAND_DONE, (p) => p.id === row.id);
   try {
-    if (exec && exec.instanceId === st.instance_id) await exec.execute(row.id);
+    // D161: the holder sends it after the charger's earlier commands; this request waits no longer than its deadline
+    if (exec && exec.instanceId === st.instance_id) void exec.execute(row.id).catch((err: unknown) => deps.logger.error({ err, commandId: row.id }, 'ocpp: command failed'));
     else {
       // the holder may answer within milliseconds: this process listens for the outcome before it asks (a process's
       // first command opens the listening connection), or its event would go by unheard and only the poll would find it
       await answered.listening(ANSWER_FALLBACK_POLL_MS);
       await deps.bus?.publish(deps.db, COMMAND_SENT, { instance: st.instance_id, id: row.id });
     }
-    const done = await waitForAnswer(deps, row.id, st.instance_id, timeoutMs + 2000, answered);
+    const done = await waitForAnswer(deps, row.id, st.instance_id, commandWaitMs(deps), answered);
     return outcomeOf(done, action, deps.config.OCPP_CALL_TIMEOUT_SECONDS);
   } finally {
     answered.stop();
@@ -102,6 +102,9 @@ function outcomeOf(done: { status: string; response: unknown; error: string | nu
   if (done.status === 'failed') {
     if (done.error === 'charger_offline') throw new DomainError('charger_offline', 'The charger disconnected before the call was sent.');
     if (done.error === 'holder_gone') throw new DomainError('charger_offline', 'The process holding the charger\'s connection is gone.');
+    if (done.error === NOT_SENT_IN_TIME) {
+      throw new DomainError('charger_timeout', `${action} was not sent: the charger was still busy with earlier commands when its time ran out; nothing reached the charger.`);
+    }
     if (done.error?.startsWith(INVALID_ANSWER)) {
       throw new DomainError('charger_call_error', `The charger's answer to ${action} does not follow the OCPP schema: ${done.error.slice(INVALID_ANSWER.length)}`);
     }
@@ -191,24 +194,53 @@ async function waitForAnswer(deps: Deps, id: string, holder: string, maxMs: numb
       continue; // answered in the meantime: read it
     }
     if (Date.now() >= deadline) {
-      // nobody answered (the holding process is gone): give up and say so
-      await deps.db.updateTable('ocpp_commands').set({ status: 'timeout', answered_at: sql`now()` }).where('id', '=', id).where('status', 'in', ['pending', 'sent']).execute();
-      return { status: 'timeout' as const, response: null, error: null };
+      // nobody answered in time: give up and say so. One still pending (behind the charger's earlier commands) is
+      // marked so that its holder never sends it (D161); one sent may have been carried out: unknown
+      const ended = await deps.db
+        .updateTable('ocpp_commands')
+        .set({
+          status: sql`case when status = 'pending' then 'failed' else 'timeout' end`,
+          error: sql`case when status = 'pending' then ${NOT_SENT_IN_TIME} else error end`,
+          answered_at: sql`now()`,
+        })
+        .where('id', '=', id)
+        .where('status', 'in', ['pending', 'sent'])
+        .returning(['status', 'response', 'error'])
+        .executeTakeFirst();
+      if (ended) return ended;
+      continue; // its outcome was written meanwhile: read it
     }
     await answered.next(Math.min(ANSWER_FALLBACK_POLL_MS, Math.max(10, deadline - Date.now())));
   }
 }
 
-/** Claims a pending command for execution (exactly once, even with a poller running). */
-export async function claimCommand(deps: Deps, id: string) {
-  return deps.db
+/**
+ * Claims a pending command for execution (exactly once, even with a poller running), with the milliseconds its
+ * requester will still wait (the database's clock against the row's creation; the requester waits `waitMs`) and
+ * whether fewer than `minLeftMs` are left: such a command is not to be sent (D161).
+ */
+export async function claimCommand(deps: Deps, id: string, waitMs: number, minLeftMs: number) {
+  const row = await deps.db
     .updateTable('ocpp_commands')
     .set({ status: 'sent' })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .returning(['id', 'charger_id', 'action', 'payload'])
+    .returning(sql<number>`(extract(epoch from (created_at - now())) * 1000 + ${waitMs})::float8`.as('ms_left'))
     .executeTakeFirst();
+  return row ? { ...row, msLeft: Number(row.ms_left), expired: Number(row.ms_left) < minLeftMs } : undefined;
 }
+
+/** The charger a pending command is for, or undefined once it was taken or ended. */
+export async function commandTarget(deps: Deps, id: string) {
+  return deps.db.selectFrom('ocpp_commands').select('charger_id').where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+}
+
+/** The requester waits this long for a command's outcome: the call timeout and 2 s for the way back (D161). */
+export const commandWaitMs = (deps: Deps): number => deps.config.OCPP_CALL_TIMEOUT_SECONDS * 1000 + 2_000;
+
+/** A command's error when it waited behind the charger's earlier commands past its requester's time: not sent. */
+export const NOT_SENT_IN_TIME = 'not_sent_in_time';
 
 export async function pendingCommandIds(deps: Deps, instanceId: string): Promise<string[]> {
   const rows = await deps.db.selectFrom('ocpp_commands').select('id').where('instance_id', '=', instanceId).where('status', '=', 'pending').orderBy('created_at').execute();
