@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Deps } from '../deps.ts';
+import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
 import { dropLease, endLeases, leasesOnHost, pruneLeases, renewLease, type InstanceIdentity } from '../domain/charging/instances.ts';
 
 /** the leases held by this very process (several services can share one process in tests) */
@@ -54,8 +55,10 @@ export async function startInstanceLease(deps: Deps, instanceId: string): Promis
   const gone = (await leasesOnHost(deps, me.host, me.id))
     .filter((l) => (l.pid === process.pid ? !ownLeases.has(l.id) : !processExists(l.pid)))
     .map((l) => l.id);
-  await endLeases(deps, gone);
-  if (gone.length) deps.logger.info({ instances: gone }, 'ocpp: ended the leases of processes this host no longer runs');
+  const orphans = await endLeases(deps, gone);
+  if (gone.length) deps.logger.info({ instances: gone, chargers: orphans.length }, 'ocpp: ended the leases of processes this host no longer runs');
+  // D163: their chargers went offline with this commit; the push streams hear it now, not at their next re-read
+  publishChargerChanges(deps, orphans);
   await pruneLeases(deps, 86_400);
 
   let renewing: Promise<void> | undefined;

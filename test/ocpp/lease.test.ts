@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_NAMESPACE } from '../../src/db/locks.ts';
 import { hostKey } from '../../src/ocpp/instance-lease.ts';
+import { CHARGER_CHANGED, chargerIdsOf } from '../../src/domain/charging/charger-changes.ts';
 import { createTestService, TEST_ADMIN_TOKEN, type TestService } from '../helpers/app.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { aUser, bearer } from '../helpers/factories.ts';
@@ -130,8 +131,20 @@ describe('process leases (C4.8)', () => {
       await markHeldBy(l.charger, l.id);
     }
     expect(await statusOf(b, dead.chargerId)).toBe('online');
+    // D163: the push streams of any process hear that the dead process's chargers went offline
+    const heard = new Promise<string[]>((resolve) => {
+      const stop = b.deps.bus!.subscribe(CHARGER_CHANGED, (p) => {
+        const ids = chargerIdsOf(p);
+        if (ids.includes(dead.chargerId)) {
+          stop();
+          resolve(ids);
+        }
+      });
+    });
+    await b.deps.bus!.listening(CHARGER_CHANGED);
     const c = await createTestService({ listen: true, db: a.testDb });
     try {
+      expect(await heard).not.toContain(alive.chargerId);
       expect(await statusOf(b, dead.chargerId)).toBe('offline');
       expect(await statusOf(b, alive.chargerId)).toBe('online');
       const ids = (await a.deps.db.selectFrom('ocpp_instances').select('id').execute()).map((r) => r.id);

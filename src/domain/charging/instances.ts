@@ -35,8 +35,12 @@ export async function leasesOnHost(deps: Deps, host: string, exceptId: string): 
 }
 
 /** Ends the leases of processes known to be gone: their chargers read offline at once. */
-export async function endLeases(deps: Deps, ids: string[]): Promise<void> {
-  if (ids.length) await deps.db.deleteFrom('ocpp_instances').where('id', 'in', ids).execute();
+export async function endLeases(deps: Deps, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  await deps.db.deleteFrom('ocpp_instances').where('id', 'in', ids).execute();
+  // the chargers those processes held read offline from now: their ids, for the push streams (D163)
+  const held = await deps.db.selectFrom('ocpp_chargers').select('charger_id').where('instance_id', 'in', ids).where('connected', '=', true).execute();
+  return held.map((r) => r.charger_id);
 }
 
 /** Lease rows long expired (processes that died on another host) are only history: remove them. */
