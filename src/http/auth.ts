@@ -8,6 +8,7 @@ import { resolveBearer } from '../domain/credentials/tokens.ts';
 import { PREFIX, type Scope } from '../domain/credentials/scopes.ts';
 import { checkAdmin } from './admin-auth.ts';
 import { timingSafeEqualStr } from '../lib/secrets.ts';
+import { DB_RETRY_AFTER_SECONDS } from './db-unavailable.ts';
 
 export type CredentialKind = 'cpo' | 'partner' | 'personal';
 
@@ -97,8 +98,10 @@ export function registerAuth(app: FastifyInstance, deps: Deps): void {
       principal = await resolveBearer(deps, bearer);
     } catch (err) {
       req.log.error({ err }, 'credential lookup failed');
+      // D155: a 503 tells the client when to try again, as the database-unavailable answer of the routes does
       return reply
         .code(503)
+        .header('retry-after', String(DB_RETRY_AFTER_SECONDS))
         .send({ error: 'Authentication is temporarily unavailable, try again shortly' });
     }
     if (!principal) {

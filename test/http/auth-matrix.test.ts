@@ -191,6 +191,7 @@ describe('credential store unavailable (C6.1)', () => {
     const res = await svc.app.inject({ method: 'GET', url: '/probe/sessions', headers: bearer(user.token) });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ error: 'Authentication is temporarily unavailable, try again shortly' });
+    expect(res.headers['retry-after']).toBe('5'); // D155
     await svc.close();
   });
 });
