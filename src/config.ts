@@ -190,8 +190,8 @@ export const configSchema = z.object({
   // refused (CALLERROR InternalError) instead of acknowledged. 64 MiB: a broken charger sending a 5 KB frame every
   // 10 s keeps 43 MB a day
   OCPP_QUARANTINE_BYTES_PER_DAY: int(67_108_864, 1024, 1024 ** 4),
-  // D157: inbound messages per socket, a token bucket: this many a second sustained, bursts up to OCPP_MESSAGE_BURST;
-  // beyond it the socket is closed with 1008. A charger sends one call at a time, a few a minute
+  // D157: messages a socket sends past its bound (calls answered busy, frames that are not OCPP), a token bucket: this
+  // many a second sustained, bursts up to OCPP_MESSAGE_BURST; beyond it the socket is closed with 1008
   OCPP_MESSAGES_PER_SECOND: int(20, 1, 1_000_000),
   OCPP_MESSAGE_BURST: int(100, 1, 1_000_000),
   // C4.8: a process renews its lease this often; its chargers are offline once it lapses (3 renewals missed)

@@ -117,8 +117,10 @@ export class LiveRegistry implements CommandExecutor {
     // C4.11: the raw text of each inbound call is kept until it is answered (for the quarantine)
     this.calls.watch(client);
     // C4.12: at most OCPP_MAX_PENDING_CALLS calls waiting per socket; more are answered "busy", not processed.
-    // D157: while that many wait the socket is not read, and a socket sending beyond its rate is closed
-    const flow = this.watchFlow(client, chargerId, protocol);
+    // D157: while that many wait the socket is not read, and a socket that goes on sending calls past that bound
+    // (or frames that are not OCPP) beyond a rate is closed
+    const flow = new SocketFlow(client.handshake.request.socket, this.deps.config.OCPP_MESSAGES_PER_SECOND, this.deps.config.OCPP_MESSAGE_BURST);
+    const overrun = () => this.overrun(flow, client, chargerId, protocol);
     const max = this.deps.config.OCPP_MAX_PENDING_CALLS;
     let pending = 0;
     // not async: the returned promise is the call's only one (ocpp-rpc catches a throw of the handler as it does a
@@ -127,6 +129,7 @@ export class LiveRegistry implements CommandExecutor {
       const received = performance.now();
       if (pending >= max) {
         this.metrics.messages.inc({ protocol, action: actionLabel(protocol, call.method), outcome: 'busy' });
+        overrun();
         throw createRPCError('GenericError', 'busy');
       }
       flow.pending(++pending, max);
@@ -140,7 +143,10 @@ export class LiveRegistry implements CommandExecutor {
     };
     // ocpp-rpc types handle() as a union of handler maps; a wildcard handler receives IncomingCall
     client.handle(wildcard as unknown as Parameters<RpcClient['handle']>[0]);
-    client.on('badMessage', () => this.metrics.messages.inc({ protocol, action: 'unknown', outcome: 'bad_frame' }));
+    client.on('badMessage', () => {
+      this.metrics.messages.inc({ protocol, action: 'unknown', outcome: 'bad_frame' });
+      overrun();
+    });
     client.once('close', (e: { code?: number; reason?: unknown }) => {
       this.deps.logger.info({ event: 'ocpp.disconnect', ...who, connectionId, code: e?.code, reason: String(e?.reason ?? '') }, 'ocpp: charger disconnected');
       this.metrics.connected.dec({ protocol });
@@ -159,22 +165,20 @@ export class LiveRegistry implements CommandExecutor {
   }
 
   /**
-   * D157: the socket's read flow (socket-flow.ts). Every inbound frame takes a token; past the rate the socket is
-   * closed with 1008 (logged, counted) and not read again.
+   * D157: a message the socket should not have sent: a call past OCPP_MAX_PENDING_CALLS (answered busy) or a frame
+   * that is not OCPP. Each takes a token of the socket's flow (socket-flow.ts); past the rate the socket is closed
+   * with 1008 (logged, counted). A charger that waits for each answer, as OCPP-J asks, never takes one, however fast
+   * it replays a backlog: its rate is the gateway's own answering.
    */
-  private watchFlow(client: RpcClient, chargerId: string, protocol: OcppProtocol): SocketFlow {
+  private overrun(flow: SocketFlow, client: RpcClient, chargerId: string, protocol: OcppProtocol): void {
+    if (flow.take()) return; // (true once stopped: it closes once)
+    this.metrics.rateClosed.inc({ protocol });
     const { OCPP_MESSAGES_PER_SECOND: perSecond, OCPP_MESSAGE_BURST: burst } = this.deps.config;
-    const flow = new SocketFlow(client.handshake.request.socket, perSecond, burst);
-    client.on('message', (m: { outbound?: boolean }) => {
-      if (m.outbound || flow.take()) return;
-      this.metrics.rateClosed.inc({ protocol });
-      this.deps.logger.warn(
-        { event: 'ocpp.rate_exceeded', identity: client.identity, chargerId, perSecond, burst },
-        'ocpp: closed a charger sending messages faster than its rate',
-      );
-      flow.stop(() => client.close({ code: 1008, reason: RATE_CLOSE_REASON }));
-    });
-    return flow;
+    this.deps.logger.warn(
+      { event: 'ocpp.rate_exceeded', identity: client.identity, chargerId, perSecond, burst },
+      'ocpp: closed a charger sending calls past its bound faster than its rate',
+    );
+    flow.stop(() => client.close({ code: 1008, reason: RATE_CLOSE_REASON }));
   }
 
   // ---- CommandExecutor (C6.6) ----

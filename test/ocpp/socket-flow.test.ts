@@ -1,6 +1,7 @@
 // D157: a charger sending as fast as it can is slowed by TCP, then closed. While a socket has OCPP_MAX_PENDING_CALLS
 // calls waiting it is not read (the calls after them wait in the network instead of being answered "busy"), and a
-// socket sending beyond OCPP_MESSAGES_PER_SECOND (a burst of OCPP_MESSAGE_BURST) is closed with 1008.
+// socket that goes on sending past that bound (calls answered "busy", frames that are not OCPP) beyond
+// OCPP_MESSAGES_PER_SECOND (a burst of OCPP_MESSAGE_BURST) is closed with 1008; one that waits for its answers never is.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -94,6 +95,17 @@ describe('a socket sending beyond its rate is closed (D157)', () => {
     const other = await connectCharger(svc, await anOcppCharger(svc, user), 'ocpp1.6');
     expect(await other.call('Heartbeat', {})).toHaveProperty('currentTime');
     await other.close();
+  });
+
+  it('a charger that waits for each answer is never closed, however fast it replays its backlog', async () => {
+    // OCPP-J: one call at a time, the next when the last is answered. A charger back from a day offline replays its
+    // stored messages so, as fast as the gateway answers: far above 20 a second, and it must not be cut for it
+    const cli = await connectCharger(svc, await anOcppCharger(svc, user), 'ocpp1.6');
+    let closed = false;
+    cli.once('close', () => (closed = true));
+    for (let i = 0; i < 400; i++) expect(await cli.call('Heartbeat', {})).toHaveProperty('currentTime');
+    expect(closed).toBe(false);
+    await cli.close();
   });
 
   it('a burst under the limit is answered and the socket stays open', async () => {
