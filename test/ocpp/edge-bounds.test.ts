@@ -1,10 +1,10 @@
 // C4.12 bounded resources at the OCPP edge: OCPP_MAX_CONNECTIONS per process (503 beyond it), the WebSocket
 // handshake deadline (a stalled auth lookup cannot hold a socket), at most OCPP_MAX_PENDING_CALLS calls waiting
 // per socket (more that were already read are answered "busy" and never processed). Stalls are made with a real table lock.
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../src/logger.ts';
+import { lockTable } from '../helpers/lock-table.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, ocppClient, eventually } from '../helpers/ocpp-factories.ts';
@@ -20,23 +20,6 @@ function maskedTextFrame(text: string): Buffer {
 const basic = (identity: string, password: string) => 'Basic ' + Buffer.from(`${identity}:${password}`).toString('base64');
 
 
-/** Holds an ACCESS EXCLUSIVE lock on a table (a stalled database, as the service sees it) until released. */
-async function lockTable(svc: TestService, table: string): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const held = svc.deps.db.transaction().execute(async (trx) => {
-    await sql`lock table ${sql.table(table)} in access exclusive mode`.execute(trx);
-    locked();
-    await gate;
-  });
-  await Promise.race([isLocked, held]);
-  return async () => {
-    release();
-    await held;
-  };
-}
 
 describe('OCPP_MAX_CONNECTIONS (C4.12)', () => {
   const log = logSink();

@@ -2,10 +2,10 @@
 // calls waiting it is not read (the calls after them wait in the network instead of being answered "busy"), and a
 // socket that goes on sending past that bound (calls answered "busy", frames that are not OCPP) beyond
 // OCPP_MESSAGES_PER_SECOND (a burst of OCPP_MESSAGE_BURST) is closed with 1008; one that waits for its answers never is.
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../src/logger.ts';
+import { lockTable } from '../helpers/lock-table.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, eventually, type TestCharger } from '../helpers/ocpp-factories.ts';
@@ -32,28 +32,11 @@ async function rawSocket(ch: TestCharger): Promise<{ ws: WebSocket; answers: unk
   return { ws, answers, closed };
 }
 
-/** Holds an ACCESS EXCLUSIVE lock on a table until released: the calls that write it wait. */
-async function lockTable(table: string): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const held = svc.deps.db.transaction().execute(async (trx) => {
-    await sql`lock table ${sql.table(table)} in access exclusive mode`.execute(trx);
-    locked();
-    await gate;
-  });
-  await Promise.race([isLocked, held]);
-  return async () => {
-    release();
-    await held;
-  };
-}
 
 describe('a socket with its calls pending is not read (D157)', () => {
   it('calls sent after the 16th wait for room and are answered, not refused "busy"', async () => {
     const { ws, answers } = await rawSocket(await anOcppCharger(svc, user));
-    const unlock = await lockTable('ocpp_chargers');
+    const unlock = await lockTable(svc, 'ocpp_chargers');
     try {
       // the first call writes the connector status and waits on the lock; 15 more queue behind it: 16 pending
       ws.send(JSON.stringify([2, 'm0', 'StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' }]));
