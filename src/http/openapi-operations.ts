@@ -74,6 +74,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/ean-register': 'adminLoadEanRegister',
   'POST /admin/chargers/{charger_id}/commands': 'adminSendChargerCommand',
   'PUT /admin/chargers/{charger_id}/registration': 'adminSetChargerRegistration',
+  'GET /admin/chargers/{charger_id}/registration': 'adminGetChargerRegistration',
   'PUT /admin/chargers/{charger_id}/id-tokens': 'adminSetChargerIdTokens',
   'GET /admin/chargers/{charger_id}/id-tokens': 'adminGetChargerIdTokens',
   'PUT /admin/chargers/{charger_id}/ocmf-public-key': 'adminSetChargerOcmfKey',

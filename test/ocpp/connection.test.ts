@@ -208,8 +208,10 @@ describe('frames and messages (C4.1, C4.4)', () => {
     expect(timed).not.toContain('Get15118EVCertificate');
   });
 
-  it('answers BootNotification with the registration status the operator set', async () => {
+  it('answers BootNotification with the registration status the operator set, and reads it back (D164)', async () => {
     const ch = await anOcppCharger(svc, user);
+    const read = () => svc.app.inject({ method: 'GET', url: `/admin/chargers/${ch.chargerId}/registration`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` } });
+    expect((await read()).json()).toEqual({ charger_id: ch.chargerId, registration_status: 'Accepted', boot_answered_at: null });
     const put = await svc.app.inject({
       method: 'PUT',
       url: `/admin/chargers/${ch.chargerId}/registration`,
@@ -220,9 +222,22 @@ describe('frames and messages (C4.1, C4.4)', () => {
     const cli = await connectCharger(svc, ch, 'ocpp2.0.1', { boot: false });
     try {
       expect(await cli.call('BootNotification', bootPayload('ocpp2.0.1'))).toMatchObject({ status: 'Pending', interval: 300 });
+      // a Pending boot is answered too (the charger may be called from then on, C4.2)
+      expect((await read()).json()).toEqual({ charger_id: ch.chargerId, registration_status: 'Pending', boot_answered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     } finally {
       await cli.close();
     }
+    const accepted = await connectCharger(svc, ch, 'ocpp2.0.1', { boot: false });
+    try {
+      await svc.app.inject({ method: 'PUT', url: `/admin/chargers/${ch.chargerId}/registration`, headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` }, payload: { status: 'Accepted' } });
+      expect(await accepted.call('BootNotification', bootPayload('ocpp2.0.1'))).toMatchObject({ status: 'Accepted' });
+      const now = await read();
+      expect(now.json()).toMatchObject({ registration_status: 'Accepted', boot_answered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    } finally {
+      await accepted.close();
+    }
+    const unknown = await svc.app.inject({ method: 'GET', url: '/admin/chargers/00000000-0000-4000-8000-000000000000/registration', headers: { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` } });
+    expect([unknown.statusCode, unknown.json().error]).toEqual([404, 'charger_not_found']);
   });
 
   it('takes nothing but BootNotification from a charger it has not accepted (D135)', async () => {

@@ -29,3 +29,22 @@ export async function setRegistrationStatus(
   await deps.db.updateTable('ocpp_chargers').set({ registration_status: status }).where('charger_id', '=', chargerId).execute();
   return { charger_id: chargerId, registration_status: status };
 }
+
+/**
+ * GET /admin/chargers/:charger_id/registration (D164): what the next BootNotification answers, and when the last one
+ * was answered Accepted or Pending (null: never, or only Rejected), read back. A charger without a gateway row yet
+ * answers the column's default, Accepted.
+ */
+export async function getRegistrationStatus(
+  deps: Deps,
+  chargerId: string,
+): Promise<{ charger_id: string; registration_status: RegistrationStatus; boot_answered_at: string | null }> {
+  await requireCharger(deps, chargerId);
+  const row = await deps.db.selectFrom('ocpp_chargers').select(['registration_status', 'boot_answered_at']).where('charger_id', '=', chargerId).executeTakeFirst();
+  return {
+    charger_id: chargerId,
+    registration_status: row?.registration_status ?? 'Accepted',
+    boot_answered_at: row?.boot_answered_at ? new Date(row.boot_answered_at).toISOString() : null,
+  };
+}
+

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { getIdTokens, IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
 import { setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
-import { requireCharger, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
+import { requireCharger, getRegistrationStatus, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
 import { listQuarantine } from '../../domain/charging/quarantine.ts';
 import { replayQuarantined } from '../../ocpp/replay.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
@@ -73,6 +73,32 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req) => setRegistrationStatus(deps, req.params.charger_id, req.body.status),
+  );
+
+  app.get(
+    '/admin/chargers/:charger_id/registration',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: 'What BootNotification answers for this charger, and when it last answered one (D164)',
+        params: Params,
+        response: {
+          200: z.object({
+            charger_id: z.string(),
+            registration_status: z.enum(['Accepted', 'Pending', 'Rejected']),
+            boot_answered_at: z
+              .string()
+              .nullable()
+              .describe('the last BootNotification answered Accepted or Pending (from then on the charger may be called); null: none yet, or Rejected'),
+          }),
+          400: invalid,
+          401: ErrorBody,
+          404: noCharger,
+        },
+      },
+    },
+    async (req) => getRegistrationStatus(deps, req.params.charger_id),
   );
 
   const IdTokensView = z.object({

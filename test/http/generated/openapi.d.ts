@@ -489,7 +489,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** What BootNotification answers for this charger, and when it last answered one (D164) */
+        get: operations["adminGetChargerRegistration"];
         /** Set what BootNotification answers for this charger: Accepted, Pending or Rejected */
         put: operations["adminSetChargerRegistration"];
         post?: never;
@@ -4729,6 +4730,96 @@ export interface operations {
             /** @description `charger_timeout` */
             504: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminGetChargerRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                charger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        charger_id: string;
+                        /** @enum {string} */
+                        registration_status: "Accepted" | "Pending" | "Rejected";
+                        /** @description the last BootNotification answered Accepted or Pending (from then on the charger may be called); null: none yet, or Rejected */
+                        boot_answered_at: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `charger_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
