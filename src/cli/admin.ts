@@ -36,7 +36,8 @@ Commands:
                                             PUT /admin/chargers/:charger_id/password
   rotate-charger-password <charger_id> [--password-file <file>] [--encoding hex|plain]
                                             POST /admin/chargers/:charger_id/password/rotate (sends it to the
-                                            charger over OCPP; the new password is shown once)
+                                            charger over OCPP; the new password is shown once; exit 1 when the
+                                            charger refuses it)
   set-ocmf-key <charger_id> (--key <hex|base64> | --key-file <file> | --clear) [--curve <name>]
                                             PUT /admin/chargers/:charger_id/ocmf-public-key (the signing meter's
                                             public key: DER hex/base64, PEM in a file, or a point with --curve)
@@ -293,9 +294,25 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
   } catch {
     // not JSON: print as is
   }
-  if (res.ok) io.out(shown);
-  else io.err(`admin: ${req.method} ${req.path} → ${res.status}\n${shown}`);
-  return res.ok ? 0 : 1;
+  if (!res.ok) {
+    io.err(`admin: ${req.method} ${req.path} → ${res.status}\n${shown}`);
+    return 1;
+  }
+  io.out(shown);
+  // D165: a rotation the charger refused is an answer (200, the charger's own), but the password did not change
+  if (notRotated(text)) {
+    io.err('admin: the charger refused the new password (rotated: false); its old password stays valid');
+    return 1;
+  }
+  return 0;
+}
+
+function notRotated(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { rotated?: unknown }).rotated === false;
+  } catch {
+    return false;
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

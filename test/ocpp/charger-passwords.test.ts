@@ -166,6 +166,13 @@ describe('rotation over OCPP', () => {
       const res = await rotate(ch.chargerId, { password: 'would-be-new-password' });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ ok: true, action: 'ChangeConfiguration', response: { status: 'Rejected' }, rotated: false });
+      // D165: the CLI prints the answer and exits 1, saying the password did not change
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runAdminCli(['rotate-charger-password', ch.chargerId], { ADMIN_TOKEN: TEST_ADMIN_TOKEN, ADMIN_URL: svc.url }, { out: (t) => out.push(t), err: (t) => err.push(t) });
+      expect(code).toBe(1);
+      expect(JSON.parse(out.at(-1)!)).toMatchObject({ rotated: false, response: { status: 'Rejected' } });
+      expect(err.at(-1)).toContain('refused the new password');
     } finally {
       await cli.close();
     }
