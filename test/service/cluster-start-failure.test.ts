@@ -2,16 +2,16 @@
 // configuration no worker can start with) it exits 1, so a supervisor sees the failure; it used to exit 0 as soon
 // as every worker was dead (its restart timer was unref()'d). SIGTERM while it restarts still exits 0.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 
 // nothing listens on port 1: every worker fails its first use of the database
 const UNREACHABLE = 'postgresql://root@127.0.0.1:1/postgres';
 
+const dataDirs = tempDirs('ere-cluster-fail-');
+
 function startPrimary() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-cluster-fail-'));
+  const dataDir = dataDirs();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', WORKERS: '2', DATABASE_URL: UNREACHABLE, DATA_DIR: dataDir, JOBS_ENABLED: 'false', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

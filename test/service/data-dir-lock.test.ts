@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockDataDir, lockSocketPath } from '../../src/db/data-dir-lock.ts';
 import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const baseEnv = (dataDir: string) => ({ DATA_DIR: dataDir, JOBS_ENABLED: 'false', LOG_LEVEL: 'warn' });
 
@@ -23,6 +24,8 @@ async function refused(script: string, env: Record<string, string>): Promise<{ c
   );
 }
 
+const lockDirs = tempDirs('ere-lock-');
+const longDirs = tempDirs('ere-lock-long-');
 const running: ServiceProcess[] = [];
 afterAll(async () => {
   await Promise.all(running.map((p) => p.kill()));
@@ -30,7 +33,7 @@ afterAll(async () => {
 
 describe('D150: one process per PGlite data dir', () => {
   it('a second service and npm run migrate are refused while the first runs; the first keeps serving; kill -9 frees the dir at once', { timeout: 240_000 }, async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-lock-'));
+    const dataDir = lockDirs();
     const first = await startServiceProcess(baseEnv(dataDir));
     running.push(first);
 
@@ -53,7 +56,7 @@ describe('D150: one process per PGlite data dir', () => {
   });
 
   it('a data dir whose path is too long for a socket is locked under the temp dir; a dead holder is no holder', { timeout: 60_000 }, async () => {
-    const deep = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ere-lock-long-')), 'd'.repeat(60), 'e'.repeat(60));
+    const deep = path.join(longDirs(), 'd'.repeat(60), 'e'.repeat(60));
     fs.mkdirSync(deep, { recursive: true });
     const file = lockSocketPath(fs.realpathSync(deep));
     expect(path.dirname(file)).toBe(os.tmpdir());

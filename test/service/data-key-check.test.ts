@@ -4,15 +4,15 @@
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createTestDb } from '../helpers/db.ts';
 import { startServiceProcess } from '../helpers/service-process.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const base = { JOBS_ENABLED: 'false', LOG_LEVEL: 'warn' };
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'ere-keycheck-'));
+const tmp = tempDirs('ere-keycheck-');
 
 async function refused(env: Record<string, string>): Promise<{ code: number; out: string }> {
   return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -4,12 +4,12 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDb } from '../helpers/db.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 
 interface Run { code: number; out: string }
 
@@ -25,7 +25,8 @@ async function run(script: string, env: Record<string, string>, args: string[] =
   );
 }
 
-const freshDir = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ere-startfail-')), 'data');
+const startFailDir = tempDirs('ere-startfail-');
+const freshDir = () => path.join(startFailDir(), 'data');
 const noStack = (out: string) => expect(out).not.toMatch(/^\s+at /m);
 
 describe('D151: values out of bounds are refused before anything is created', () => {
