@@ -56,16 +56,18 @@ export async function withAdvisoryLock<T>(
   });
 }
 
-/** Whether any process (PGlite: this one) holds the lock `name` now: for reading, never for deciding to run. */
-export async function isAdvisoryLockHeld(db: Db, kind: 'pg' | 'pglite', name: string): Promise<boolean> {
-  if (kind === 'pglite') return localLocks(db).has(name);
+/** Which of `names` any process (PGlite: this one) holds now, in one statement: for reading, never for deciding to run. */
+export async function heldAdvisoryLocks(db: Db, kind: 'pg' | 'pglite', names: string[]): Promise<Set<string>> {
+  if (kind === 'pglite') return new Set(names.filter((n) => localLocks(db).has(n)));
+  if (names.length === 0) return new Set();
   // a two-key advisory lock shows its keys as classid and objid (oids: hashtext's negative values wrap), objsubid 2
-  const r = await sql<{ held: boolean }>`
-    select exists (
-      select 1 from pg_locks
-       where locktype = 'advisory' and objsubid = 2 and granted and database = (select oid from pg_database where datname = current_database())
-         and classid::bigint = ${LOCK_NAMESPACE}::bigint
-         and objid::bigint = (hashtext(${name})::bigint + 4294967296) % 4294967296
-    ) as held`.execute(db);
-  return r.rows[0]?.held ?? false;
+  const r = await sql<{ name: string }>`
+    select n.name from unnest(${names}::text[]) as n(name)
+     where exists (
+       select 1 from pg_locks
+        where locktype = 'advisory' and objsubid = 2 and granted and database = (select oid from pg_database where datname = current_database())
+          and classid::bigint = ${LOCK_NAMESPACE}::bigint
+          and objid::bigint = (hashtext(n.name)::bigint + 4294967296) % 4294967296
+     )`.execute(db);
+  return new Set(r.rows.map((row) => row.name));
 }

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { Counter } from 'prom-client';
-import { isAdvisoryLockHeld, withAdvisoryLock } from '../db/locks.ts';
+import { heldAdvisoryLocks, withAdvisoryLock } from '../db/locks.ts';
 import type { Deps } from '../deps.ts';
 import type { Job } from './job.ts';
 import { allJobs } from './registry.ts';
@@ -129,27 +129,26 @@ export interface JobStatus {
 export async function listJobs(deps: Deps, jobs: Job[] = allJobs): Promise<JobStatus[]> {
   const rows = await deps.db.selectFrom('job_runs').selectAll().execute();
   const byJob = new Map(rows.map((r) => [r.job, r]));
-  return Promise.all(
-    jobs.map(async (j) => {
-      const r = byJob.get(j.name);
-      return {
-        name: j.name,
-        cron: j.cron(deps.config),
-        running: await isAdvisoryLockHeld(deps.db, deps.dbKind, `job:${j.name}`),
-        last_run: r
-          ? {
-              trigger: r.trigger,
-              started_at: new Date(r.started_at).toISOString(),
-              finished_at: new Date(r.finished_at).toISOString(),
-              outcome: r.outcome,
-              result: r.result ?? null,
-              error: r.error,
-            }
-          : null,
-        last_ok_at: r?.last_ok_at ? new Date(r.last_ok_at).toISOString() : null,
-      };
-    }),
-  );
+  const running = await heldAdvisoryLocks(deps.db, deps.dbKind, jobs.map((j) => `job:${j.name}`));
+  return jobs.map((j) => {
+    const r = byJob.get(j.name);
+    return {
+      name: j.name,
+      cron: j.cron(deps.config),
+      running: running.has(`job:${j.name}`),
+      last_run: r
+        ? {
+            trigger: r.trigger,
+            started_at: new Date(r.started_at).toISOString(),
+            finished_at: new Date(r.finished_at).toISOString(),
+            outcome: r.outcome,
+            result: r.result ?? null,
+            error: r.error,
+          }
+        : null,
+      last_ok_at: r?.last_ok_at ? new Date(r.last_ok_at).toISOString() : null,
+    };
+  });
 }
 
 /**
