@@ -7,6 +7,7 @@ import { isoUtc } from '../../lib/time.ts';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
 import type { AsidePart } from './events.ts';
+import { cutText } from '../../lib/nul.ts';
 import { chargeQuarantineBudget, QuarantineBudgetSpent } from './quarantine-budget.ts';
 
 export { QuarantineBudgetSpent } from './quarantine-budget.ts';
@@ -82,12 +83,12 @@ export async function quarantineMessage(deps: Deps, q: QuarantineInput): Promise
         charger_id: q.chargerId,
         protocol: q.protocol,
         action: q.action,
-        message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
+        message_id: q.messageId === null ? null : cutText(storable(q.messageId), 200),
         kind: 'message',
         raw,
         payload,
         ack: q.ack ? JSON.stringify(q.ack) : null,
-        reason: storable(q.reason).slice(0, 2000),
+        reason: cutText(storable(q.reason), 2000),
         received_at: deps.clock(),
       })
       .returning('id')
@@ -110,11 +111,11 @@ export async function quarantineParts(
     charger_id: q.chargerId,
     protocol: q.protocol,
     action: q.action,
-    message_id: q.messageId === null ? null : storable(q.messageId).slice(0, 200),
+    message_id: q.messageId === null ? null : cutText(storable(q.messageId), 200),
     kind: 'part' as const,
     raw: storable(partText(p.part)),
     payload: null,
-    reason: storable(p.reason).slice(0, 2000),
+    reason: cutText(storable(p.reason), 2000),
     received_at: deps.clock(),
   }));
   const rows = await keepWithin(deps, q.chargerId, q.budget, sizeOf(...values.map((v) => v.raw)), (db) =>
@@ -140,7 +141,7 @@ export async function findQuarantined(deps: Deps, chargerId: string, id: string)
 export async function recordReplay(deps: Deps, id: string, outcome: { result: 'applied' | 'unusable'; reason: string | null }) {
   await deps.db
     .updateTable('ocpp_quarantine')
-    .set({ replayed_at: deps.clock(), replay_result: outcome.result, replay_reason: outcome.reason === null ? null : storable(outcome.reason).slice(0, 2000) })
+    .set({ replayed_at: deps.clock(), replay_result: outcome.result, replay_reason: outcome.reason === null ? null : cutText(storable(outcome.reason), 2000) })
     .where('id', '=', id)
     .execute();
 }
