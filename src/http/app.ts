@@ -84,12 +84,24 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     // what Node's HTTP parser refuses before fastify sees a request (malformed request line or headers, headers over
     // 16 KiB, a request timeout), in the same shape (client-errors.ts, D89)
     clientErrorHandler: answerClientError,
-    return503OnClosing: true,
+    // a request that arrives while the app closes is answered below, in the service's shape (fastify's own 503 body
+    // is {error: 'Service Unavailable', message, statusCode})
+    return503OnClosing: false,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
   applyServerBounds(app.server, deps.config, deps.metrics);
   // what Node's server would answer itself (an unknown Expect, CONNECT, no Host), in the same shape (D89)
   shapeServerAnswers(app.server);
   app.addHook('onRequest', refuseMissingHost);
+  // while the app closes (after the OCPP sockets drained, D120), a new request is refused in the documented shape and its
+  // connection closed; /readyz answers its own not_ready (its route knows the service is stopping)
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    if (!closing || req.routeOptions.url === '/readyz') return;
+    return reply.code(503).header('connection', 'close').header('retry-after', '1').send({ error: 'service_unavailable', detail: 'The service is stopping.' });
+  });
 
   const table: RouteInfo[] = [];
   routeTables.set(app, table);
