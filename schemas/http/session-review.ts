@@ -1,6 +1,7 @@
 // Admin contracts for held energy (C5.5): the sessions waiting for a decision and the operator's decision.
 import { z } from 'zod';
 import { SessionReview } from './sessions.ts';
+import { AdminPageFields, AdminPageQuery } from './common.ts';
 
 export const SessionReviewParams = z.object({ session_id: z.uuid() });
 
@@ -16,7 +17,10 @@ export const ReviewedSession = z.object({
   decided_steps: z.number().int().describe('flagged steps the decision covered'),
 });
 
-export const HeldSessionsQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) });
+export const HeldSessionsQuery = z.object({
+  charger_id: z.uuid().optional().describe("only this charger's held sessions"),
+  ...AdminPageQuery,
+});
 
 export const HeldSessionList = z.object({
   sessions: z.array(
@@ -28,5 +32,6 @@ export const HeldSessionList = z.object({
       kwh: z.number(),
       review: SessionReview.unwrap(),
     }),
-  ),
+  ).describe('oldest first (by start, then id)'),
+  ...AdminPageFields,
 });

@@ -96,6 +96,9 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /admin/ere/sales/{sale_id}/allocations': 'adminAllocateEre',
   'POST /admin/ere/allocations/{allocation_id}/payable': 'adminMarkAllocationPayable',
   'POST /admin/ere/payouts': 'adminCreatePayout',
+  'GET /admin/ere/payouts': 'adminListPayouts',
+  'GET /admin/ere/allocations': 'adminListAllocations',
+  'GET /admin/quarantine': 'adminListQuarantine',
 };
 
 /** '/v1/sessions::batch' and '/admin/users/:user_id' as fastify registers them → their OpenAPI paths. */

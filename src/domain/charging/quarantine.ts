@@ -176,3 +176,46 @@ export async function listQuarantine(deps: Deps, chargerId: string, limit = 100)
     .execute();
   return { charger_id: chargerId, messages: rows.map(quarantineView) };
 }
+
+/**
+ * GET /admin/quarantine: what the whole fleet's chargers sent that could not be used, newest first, a page at a time
+ * (D167). Without the frame itself (a page of a fleet's frames could be gigabytes): its length in characters, the
+ * reason and the replay's outcome; the charger's own list has the frame.
+ */
+export async function listFleetQuarantine(
+  deps: Deps,
+  q: { limit: number; offset: number; since?: string | undefined; kind?: 'message' | 'part' | undefined; replayed?: boolean | undefined },
+) {
+  let base = deps.db.selectFrom('ocpp_quarantine');
+  if (q.since !== undefined) base = base.where('received_at', '>=', new Date(q.since));
+  if (q.kind !== undefined) base = base.where('kind', '=', q.kind);
+  if (q.replayed !== undefined) base = base.where('replayed_at', q.replayed ? 'is not' : 'is', null);
+  const c = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
+    .select(['id', 'charger_id', 'kind', 'protocol', 'action', 'message_id', 'reason', 'received_at', 'replayed_at', 'replay_result', 'replay_reason'])
+    .select(sql<number | null>`char_length(raw)`.as('raw_chars'))
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(q.limit)
+    .offset(q.offset)
+    .execute();
+  return {
+    messages: rows.map((m) => ({
+      id: m.id,
+      charger_id: m.charger_id,
+      kind: m.kind,
+      protocol: m.protocol,
+      action: m.action,
+      message_id: m.message_id,
+      raw_chars: m.raw_chars === null ? null : Number(m.raw_chars),
+      reason: m.reason,
+      received_at: isoUtc(m.received_at),
+      replayed_at: m.replayed_at ? isoUtc(m.replayed_at) : null,
+      replay_result: m.replay_result,
+      replay_reason: m.replay_reason,
+    })),
+    limit: q.limit,
+    offset: q.offset,
+    count: Number(c.n),
+  };
+}

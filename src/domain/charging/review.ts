@@ -79,15 +79,20 @@ export interface HeldSession {
   review: SessionReview;
 }
 
-/** The sessions waiting for an operator's decision, oldest first. */
-export async function listHeldSessions(deps: Deps, limit: number): Promise<{ sessions: HeldSession[] }> {
-  const rows = await deps.db
-    .selectFrom('charging_sessions')
+/** The sessions waiting for an operator's decision, oldest first (then by id), a page at a time; of one charger if asked. */
+export async function listHeldSessions(
+  deps: Deps,
+  q: { limit: number; offset: number; charger_id?: string | undefined },
+): Promise<{ sessions: HeldSession[]; limit: number; offset: number; count: number }> {
+  let base = deps.db.selectFrom('charging_sessions').where('review_status', '=', 'held');
+  if (q.charger_id) base = base.where('charger_id', '=', q.charger_id);
+  const c = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
     .select(['id', 'charger_id', 'started_at', 'ended_at', 'energy_wh', 'held_wh', 'review_status', 'review_reason'])
-    .where('review_status', '=', 'held')
     .orderBy('started_at')
     .orderBy('id')
-    .limit(limit)
+    .limit(q.limit)
+    .offset(q.offset)
     .execute();
   return {
     sessions: rows.map((r) => ({
@@ -98,6 +103,9 @@ export async function listHeldSessions(deps: Deps, limit: number): Promise<{ ses
       kwh: kwhOf(r.energy_wh),
       review: reviewOf(r)!,
     })),
+    limit: q.limit,
+    offset: q.offset,
+    count: Number(c.n),
   };
 }
 

@@ -4,7 +4,8 @@ import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { getIdTokens, IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
 import { setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
 import { requireCharger, getRegistrationStatus, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
-import { listQuarantine } from '../../domain/charging/quarantine.ts';
+import { listFleetQuarantine, listQuarantine } from '../../domain/charging/quarantine.ts';
+import { AdminPageFields, AdminPageQuery } from '../../../schemas/http/common.ts';
 import { replayQuarantined } from '../../ocpp/replay.ts';
 import { ErrorBody } from '../../../schemas/http/personal-chargers.ts';
 import type { RouteRegistrar } from '../types.ts';
@@ -181,6 +182,38 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       await requireCharger(deps, req.params.charger_id);
       return listQuarantine(deps, req.params.charger_id, req.query.limit);
     },
+  );
+
+  app.get(
+    '/admin/quarantine',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary:
+          "The whole fleet's quarantined messages and parts (C4.11), newest first, a page at a time (limit 1–1000, default 100; offset), without the frames (each charger's list has them): since a moment, of a kind, replayed or not",
+        querystring: z.object({
+          since: z.iso.datetime({ offset: true }).optional().describe('only what arrived at or after this moment'),
+          kind: z.enum(['message', 'part']).optional(),
+          replayed: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('true: replayed ones only; false: not yet replayed'),
+          ...AdminPageQuery,
+        }),
+        response: {
+          200: z.object({
+            messages: z.array(
+              QuarantineItem.omit({ raw: true, payload: true }).extend({
+                charger_id: z.string(),
+                raw_chars: z.number().int().nullable().describe('the kept frame\'s length in characters'),
+              }),
+            ),
+            ...AdminPageFields,
+          }),
+          400: invalid,
+          401: ErrorBody,
+        },
+      },
+    },
+    async (req) => listFleetQuarantine(deps, req.query),
   );
 
   app.post(

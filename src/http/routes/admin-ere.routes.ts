@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { allocateToSale, createSale, listSales, markPayable, recordPayout } from '../../domain/ere/ledger.ts';
 import { listEnergyMonths, reviewMonth } from '../../domain/ere/review.ts';
+import { listAllocations, listPayouts } from '../../domain/ere/ledger-reads.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { errorOf } from '../../../schemas/http/onboarding-common.ts';
 import { AdminPageFields, AdminPageQuery } from '../../../schemas/http/common.ts';
@@ -152,6 +153,33 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => reply.code(201).send(await allocateToSale(deps, req.params.sale_id, req.body)),
   );
 
+  app.get(
+    '/admin/ere/allocations',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'ERE allocations, of a sale, an account or a status, oldest first, a page at a time (limit 1–1000, default 100; offset)',
+        querystring: z.object({
+          sale_id: z.uuid().optional(),
+          account_id: z.uuid().optional(),
+          status: z.enum(['reserved', 'payable', 'paid']).optional(),
+          ...AdminPageQuery,
+        }),
+        response: {
+          200: z.object({
+            allocations: z.array(
+              Allocation.extend({ created_at: z.string(), payable_at: z.string().nullable(), paid_at: z.string().nullable() }),
+            ).describe('ordered by when each was made, then id'),
+            ...AdminPageFields,
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (req) => listAllocations(deps, req.query),
+  );
+
   app.post(
     '/admin/ere/allocations/:allocation_id/payable',
     {
@@ -188,5 +216,25 @@ export const adminEreRoutes: RouteRegistrar = (app, deps) => {
       const p = await recordPayout(deps, req.body);
       return reply.code(p.replayed ? 200 : 201).send(p);
     },
+  );
+
+  app.get(
+    '/admin/ere/payouts',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Payouts, of an account or under a reference, newest first, with their allocations, a page at a time (limit 1–1000, default 100; offset)",
+        querystring: z.object({ account_id: z.uuid().optional(), reference: z.string().max(200).optional(), ...AdminPageQuery }),
+        response: {
+          200: z.object({
+            payouts: z.array(Payout.extend({ reference: z.string().nullable() })).describe('ordered by when each was paid, newest first, then id'),
+            ...AdminPageFields,
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (req) => listPayouts(deps, req.query),
   );
 };

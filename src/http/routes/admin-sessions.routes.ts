@@ -13,12 +13,13 @@ export const adminSessionsRoutes: RouteRegistrar = (app, deps) => {
       config: { auth: { admin: true } },
       schema: {
         tags: ['Admin'],
-        summary: 'Sessions with flagged steps that wait for a decision (C5.5), oldest first, with the held energy and the reasons',
+        summary:
+          'Sessions with flagged steps that wait for a decision (C5.5), oldest first, with the held energy and the reasons, of every charger or one, a page at a time (limit 1–1000, default 100; offset)',
         querystring: HeldSessionsQuery,
         response: { 200: HeldSessionList, 400: errorOf('invalid_request'), 401: ErrorBody },
       },
     },
-    async (req) => listHeldSessions(deps, req.query.limit),
+    async (req) => listHeldSessions(deps, req.query),
   );
 
   app.post(

@@ -552,6 +552,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The whole fleet's quarantined messages and parts (C4.11), newest first, a page at a time (limit 1–1000, default 100; offset), without the frames (each charger's list has them): since a moment, of a kind, replayed or not */
+        get: operations["adminListQuarantine"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/chargers/{charger_id}/quarantine/{id}/replay": {
         parameters: {
             query?: never;
@@ -627,7 +644,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sessions with flagged steps that wait for a decision (C5.5), oldest first, with the held energy and the reasons */
+        /** Sessions with flagged steps that wait for a decision (C5.5), oldest first, with the held energy and the reasons, of every charger or one, a page at a time (limit 1–1000, default 100; offset) */
         get: operations["adminListHeldSessions"];
         put?: never;
         post?: never;
@@ -936,6 +953,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/ere/allocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** ERE allocations, of a sale, an account or a status, oldest first, a page at a time (limit 1–1000, default 100; offset) */
+        get: operations["adminListAllocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/ere/allocations/{allocation_id}/payable": {
         parameters: {
             query?: never;
@@ -960,7 +994,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Payouts, of an account or under a reference, newest first, with their allocations, a page at a time (limit 1–1000, default 100; offset) */
+        get: operations["adminListPayouts"];
         put?: never;
         /** Pay out an account's payable allocations (to the partner for via_cpo_invoicing accounts) */
         post: operations["adminCreatePayout"];
@@ -5377,6 +5412,108 @@ export interface operations {
             };
         };
     };
+    adminListQuarantine: {
+        parameters: {
+            query?: {
+                /** @description only what arrived at or after this moment */
+                since?: string;
+                kind?: "message" | "part";
+                /** @description true: replayed ones only; false: not yet replayed */
+                replayed?: "true" | "false";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "message" | "part";
+                            protocol: string;
+                            action: string;
+                            message_id: string | null;
+                            reason: string;
+                            received_at: string;
+                            replayed_at: string | null;
+                            replay_result: ("applied" | "unusable") | null;
+                            replay_reason: string | null;
+                            charger_id: string;
+                            /** @description the kept frame's length in characters */
+                            raw_chars: number | null;
+                        }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
+                        count: number;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     adminReplayQuarantined: {
         parameters: {
             query?: never;
@@ -5880,7 +6017,10 @@ export interface operations {
     adminListHeldSessions: {
         parameters: {
             query?: {
+                /** @description only this charger's held sessions */
+                charger_id?: string;
                 limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -5895,6 +6035,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description oldest first (by start, then id) */
                         sessions: {
                             /** Format: uuid */
                             session_id: string;
@@ -5915,6 +6056,10 @@ export interface operations {
                                 held_kwh: number;
                             };
                         }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
+                        count: number;
                     };
                 };
             };
@@ -8561,6 +8706,108 @@ export interface operations {
             };
         };
     };
+    adminListAllocations: {
+        parameters: {
+            query?: {
+                sale_id?: string;
+                account_id?: string;
+                status?: "reserved" | "payable" | "paid";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ordered by when each was made, then id */
+                        allocations: {
+                            allocation_id: string;
+                            sale_id: string;
+                            account_id: string;
+                            compliance_year: number;
+                            quarter: string;
+                            ere: number;
+                            price_per_ere: number;
+                            fee_pct: number;
+                            net_eur: number;
+                            /** @enum {string} */
+                            status: "reserved" | "payable" | "paid";
+                            payout_id: string | null;
+                            created_at: string;
+                            payable_at: string | null;
+                            paid_at: string | null;
+                        }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
+                        count: number;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     adminMarkAllocationPayable: {
         parameters: {
             query?: never;
@@ -8634,6 +8881,102 @@ export interface operations {
             };
             /** @description `invalid_transition` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminListPayouts: {
+        parameters: {
+            query?: {
+                account_id?: string;
+                reference?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ordered by when each was paid, newest first, then id */
+                        payouts: {
+                            payout_id: string;
+                            account_id: string;
+                            /** @enum {string} */
+                            paid_to: "customer" | "partner";
+                            partner_id: string | null;
+                            ere: number;
+                            net_eur: number;
+                            allocation_ids: string[];
+                            paid_at: string;
+                            reference: string | null;
+                        }[];
+                        limit: number;
+                        offset: number;
+                        /** @description every row matching the filters; page on with offset until offset + limit ≥ count */
+                        count: number;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
