@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { isIP } from 'node:net';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
+import { validEmail } from './lib/email.ts';
 
 // An empty value (`PORT=` in a .env file) means "not set", so the default applies instead of 0 or an error.
 const emptyAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -91,6 +92,16 @@ const httpUrl = optionalString.pipe(
 const smtpUrl = optionalString.pipe(
   z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)' }).optional(),
 );
+// D174: the sender of every e-mail, `Name <address>` or an address: `SMTP_FROM='ERE Gateway'` started and sent mail
+// with an empty envelope sender and no From: header
+const FROM = /^\s*(?:(?:"[^"\r\n]*"|[^<>"\r\n]*?)\s*<([^<>\s]+)>|([^<>\s"]+))\s*$/;
+const smtpFrom = z
+  .string()
+  .refine((v) => {
+    const m = FROM.exec(v);
+    return validEmail(m?.[1] ?? m?.[2]) !== null;
+  }, "must be an e-mail address, or a name with one in angle brackets ('ERE Gateway <no-reply@example.nl>')")
+  .default('ERE Gateway <no-reply@ere-gateway.local>');
 // HOST: an IP address or a host name (whether the name resolves is checked at start, before anything is created)
 const hostName = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
 const host = z
@@ -233,7 +244,7 @@ export const configSchema = z.object({
 
   // C3: partner API and invites
   SMTP_URL: smtpUrl,
-  SMTP_FROM: z.string().default('ERE Gateway <no-reply@ere-gateway.local>'),
+  SMTP_FROM: smtpFrom,
   PARTNER_ROLLING_DAYS: days(30),
   PARTNER_ROLLING_CAP: count(5000, 0, 1_000_000_000),
   // C3.3 deferred EAN lookups of CSV drafts; C3.5 outbox delivery (only sends when SMTP_URL is set)

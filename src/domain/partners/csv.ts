@@ -40,10 +40,15 @@ export function parseDraftCsv(text: string): RawRow[] {
     const f = fieldOf(h);
     return f && !CHARGER_FIELDS.includes(f) ? f : undefined;
   });
-  if (!columns.includes('email') && !columns.includes('name')) {
+  // D175: both columns, as the message says (a header naming one of them was taken and every row rejected invalid)
+  const missing = [
+    ...(columns.includes('name') ? [] : ['name (naam)']),
+    ...(columns.includes('email') ? [] : ['email (emailadres, mail)']),
+  ];
+  if (missing.length) {
     throw new DomainError(
       'invalid_request',
-      'csv needs a header row naming at least the columns name (naam) and email (emailadres, mail).',
+      `csv needs a header row naming both the columns name (naam) and email (emailadres, mail); it has no ${missing.join(' and no ')} column.`,
     );
   }
   return rows
