@@ -277,7 +277,8 @@ describe('the step rule and the review state (readings.ts)', () => {
     const a = pt(1, 100, 'future_timestamp', 'accepted');
     const r = pt(2, 200, 'implausible_power', 'rejected');
     const h = pt(3, 300, 'register_too_slow', null);
-    expect(fold([pt(0, 0, null, null), a, r, h])).toEqual({ energy: 100n, held: 100n, status: 'held', reasons: ['register_too_slow'] });
+    // r and h are doubtful values here (their own flags): no step starts from r, so h's held step runs from a (D176)
+    expect(fold([pt(0, 0, null, null), a, r, h])).toEqual({ energy: 100n, held: 200n, status: 'held', reasons: ['register_too_slow'] });
     expect(fold([pt(0, 0, null, null), a, r])).toEqual({ energy: 100n, held: 0n, status: 'rejected', reasons: ['future_timestamp', 'implausible_power'] });
     expect(fold([pt(0, 0, null, null), a])).toEqual({ energy: 100n, held: 0n, status: 'accepted', reasons: ['future_timestamp'] });
   });
@@ -300,7 +301,7 @@ describe.each([
   const held = async (chargerId: string) =>
     own.deps.db.selectFrom('charging_sessions').select(['energy_wh', 'held_wh', 'review_status', 'review_reason']).where('charger_id', '=', chargerId).executeTakeFirstOrThrow();
 
-  it('2.0.1 signedMeterValue: the step ending at the tampered reading is held', async () => {
+  it('2.0.1 signedMeterValue: the tampered reading holds the session and is no base; the steps count from the trusted readings (D176)', async () => {
     const meter = aMeter('secp256r1');
     const ch = await anOcppCharger(own, owner);
     const c = await connectCharger(own, ch, 'ocpp2.0.1');
@@ -318,7 +319,8 @@ describe.each([
     } finally {
       await c.close();
     }
-    expect(await held(ch.chargerId)).toEqual({ energy_wh: '300', held_wh: '100', review_status: 'held', review_reason: 'invalid_signature' });
+    // 10,000 → 10,250 → 10,400 from the trusted readings; the 100 Wh held for the tampered one are covered by them
+    expect(await held(ch.chargerId)).toEqual({ energy_wh: '400', held_wh: '0', review_status: 'held', review_reason: 'invalid_signature' });
   });
 
   it('1.6 SignedData alone in StopTransaction (the JSON object with its key): placed on the stop reading after the energy update, it still holds the last step', async () => {

@@ -53,7 +53,8 @@ describe('meter readings (C4.5)', () => {
       });
     });
     const rows = await readingsOf(ch.chargerId);
-    // C5.5: the placeholder signature is an unreadable OCMF record, judged invalid: the step ending at it is held
+    // C5.5: the placeholder signature is an unreadable OCMF record, judged invalid: it holds the session and is no
+    // base for the next step (D176), which counts from 10,250
     expect(rows.map((r) => [r.wh, r.anomaly])).toEqual([
       ['10000', null],
       ['10250', null],
@@ -63,7 +64,7 @@ describe('meter readings (C4.5)', () => {
     expect(rows[2]!.measured_at.toISOString()).toBe(new Date(T0 + 120_000).toISOString());
     expect(rows[2]!.signed_data).toBe('OCMF|{"RD":[]}|{"SA":"x"}');
     const [s] = await sessionsOf(ch.chargerId);
-    expect(s).toMatchObject({ energy_wh: '451', held_wh: '250', review_status: 'held', review_reason: 'invalid_signature' });
+    expect(s).toMatchObject({ energy_wh: '701', held_wh: '0', review_status: 'held', review_reason: 'invalid_signature' });
     const quirks = await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total');
     for (const k of ['enum_case', 'timestamp_without_zone', 'fractional_wh']) expect(quirks).toContain(`kind="${k}"`);
   });
@@ -89,7 +90,8 @@ describe('meter readings (C4.5)', () => {
     expect(rows.map((r) => [r.wh, r.phase])).toEqual([['20000', ''], ['20010', '']]);
     expect(JSON.parse(rows[0]!.signed_data!)).toMatchObject({ signedMeterData: 'abc', encodingMethod: 'OCMF' });
     expect(rows[0]!.context).toBe('Transaction.Begin');
-    expect((await sessionsOf(ch.chargerId))[0]!.energy_wh).toBe('10');
+    // the start's signature is unreadable: the step from that doubtful first value is held until accepted (D176)
+    expect((await sessionsOf(ch.chargerId))[0]).toMatchObject({ energy_wh: '0', held_wh: '10', review_status: 'held', review_reason: 'invalid_signature' });
   });
 
   it("reads the register of the connector's meter: Outlet before Cable, Inlet and Body; never the vehicle's (EV)", async () => {

@@ -177,6 +177,8 @@ export interface ChargingSessionsTable {
   review_reason: Generated<string | null>;
   /** power_w of the last register reading */
   last_power_w: Generated<number | null>;
+  /** D176 (migrations/0078): the last register reading is a doubtful value not accepted, so no base for the next step */
+  ends_doubtful: Generated<boolean>;
   created_at: Generated<Date>;
   /**
    * now() of the session's last write, except the writes that only bring a running session's readings up to date

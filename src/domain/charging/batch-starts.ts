@@ -19,7 +19,7 @@ import {
 } from './batch-rows.ts';
 import { BatchDiverged, type BatchItem, judge, pointsOf, rememberedSession, type SessionState } from './batch.ts';
 import type { ChargerEvent, EnergyReading, EventOutcome } from './events.ts';
-import { foldSteps, mergeReadings, noTotals, type SessionEnergy, totalsColumns } from './readings.ts';
+import { foldSteps, mergeReadings, newReadingFlag, noTotals, type SessionEnergy, totalsColumns } from './readings.ts';
 import { registerReading } from './sessions.ts';
 import { judgeSignatures } from './signatures.ts';
 
@@ -45,10 +45,12 @@ interface StartCandidate {
   readings: EnergyReading[];
 }
 
-function startCandidateOf(item: BatchItem, index: number): StartCandidate | null {
+function startCandidateOf(item: BatchItem, index: number, now: Date): StartCandidate | null {
   const { ev } = item;
   if (ev.kind !== 'transaction_started' || ev.signed?.length) return null;
   const readings = mergeReadings([...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings]);
+  // D176: a doubtful value (ahead of the clock) is folded by the one-message path, which records where the session ends
+  if (readings.some((r) => isRegister(r) && newReadingFlag(r, now) !== null)) return null;
   const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
   // more than one register reading needs the charger's power (the step rule) and a clear time order
   if (times.length > 1 && item.maxPowerW === undefined) return null;
@@ -68,9 +70,12 @@ function startCandidateOf(item: BatchItem, index: number): StartCandidate | null
  */
 export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date): Promise<Array<EventOutcome | undefined>> {
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
-  let starts = startCandidates(items);
+  let starts = startCandidates(items, now);
   if (starts.length === 0) return out;
   await judgeSignatures(trx, starts); // C5.5: each signed value's verdict, as storeReadings gives it
+  // D176: a start with a doubtful value (a signature that failed) goes the one-message path, as one ahead of the clock does
+  starts = starts.filter((c) => !c.readings.some((r) => isRegister(r) && newReadingFlag(r, now) !== null));
+  if (starts.length === 0) return out;
   for (;;) {
     const res = await writeStarts(trx, items, starts, now, out);
     if (res === 'written') return out;
@@ -86,18 +91,18 @@ export async function applySetBasedStarts(trx: Db, items: BatchItem[], now: Date
  * start's session exists already, or one of its readings is stored): the caller then runs the batch the usual way.
  */
 export async function applyStartsAlone(db: Db, items: BatchItem[], now: Date): Promise<EventOutcome[] | null> {
-  const starts = startCandidates(items);
+  const starts = startCandidates(items, now);
   if (starts.length !== items.length || starts.some((c) => c.readings.some((r) => r.signedData !== null))) return null;
   const out: Array<EventOutcome | undefined> = new Array(items.length).fill(undefined);
   return (await writeStarts(db, items, starts, now, out)) === 'written' ? (out as EventOutcome[]) : null;
 }
 
 /** The items' starts this path takes, at most one per charger (the statement matches a start's rows by charger). */
-function startCandidates(items: BatchItem[]): StartCandidate[] {
+function startCandidates(items: BatchItem[], now: Date): StartCandidate[] {
   const seen = new Set<string>();
   const starts: StartCandidate[] = [];
   items.forEach((item, i) => {
-    const c = startCandidateOf(item, i);
+    const c = startCandidateOf(item, i, now);
     if (c && !seen.has(c.chargerId)) {
       seen.add(c.chargerId);
       starts.push(c);

@@ -105,6 +105,8 @@ function strictlyInTime(readings: EnergyReading[]): boolean {
 
 export interface SessionState extends SessionEnergy {
   id: string;
+  /** D176: the session ends at a doubtful value (migrations/0078): the one-message path continues it */
+  ends_doubtful: boolean;
   /** the row version (xmin) this state was read or written as */
   x: string;
   charger_id: string;
@@ -115,7 +117,7 @@ export interface SessionState extends SessionEnergy {
 }
 
 const SESSION_COLUMNS = sql`s.id, s.xmin::text as x, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh,
-  s.held_wh, s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh`;
+  s.held_wh, s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh, s.ends_doubtful`;
 
 /** The readings' anomalies as the one-message path stores them: the fold's for register readings (foldSteps). */
 export function judge(readings: EnergyReading[], registers: EnergyReading[], judged: Array<{ anomaly: string | null }>, now: Date): Map<EnergyReading, string | null> {
@@ -142,10 +144,15 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     if (c.chargerNamed && s.status === 'completed') continue;
     const since = s.last_reading_at;
     if (since === null || s.last_meter_wh === null || s.meter_start_wh === null) continue;
+    // D176: a session ending at a doubtful value, or doubtful new values, take the one-message path: it folds the
+    // session's readings from the last trusted one and records whether the session ends at a doubtful one
+    if (s.ends_doubtful) continue;
     const registers = c.readings.filter(isRegister);
     if (registers.some((r) => r.measuredAt.getTime() <= since.getTime())) continue; // late: the full recompute
+    const points = pointsOf(registers, now);
+    if (points.some((p) => p.flag !== null)) continue;
     const totals = totalsOf(s);
-    const judged = foldSteps(totals, { wh: BigInt(s.last_meter_wh), at: since.getTime(), w: s.last_power_w }, pointsOf(registers, now), c.maxW);
+    const judged = foldSteps(totals, { wh: BigInt(s.last_meter_wh), at: since.getTime(), w: s.last_power_w }, points, c.maxW);
     const anomalyOf = judge(c.readings, registers, judged, now);
     for (const r of c.readings) rows.push(readingRecord(c.chargerId, s.connector_id, s.id, r, anomalyOf.get(r) ?? null));
     const last = registers[registers.length - 1];
@@ -298,6 +305,8 @@ class RememberedSession implements SessionState {
   readonly status: string;
   readonly end_provisional: boolean;
   readonly meter_start_wh: string | null;
+  /** D176: a set-based write never ends a session at a doubtful value (it takes none); another write changes the row version */
+  readonly ends_doubtful = false;
   review_status: SessionEnergy['review_status'] = null;
   review_reason: string | null = null;
   // numbers only (NaN for null), so that each field keeps one representation and is written in place

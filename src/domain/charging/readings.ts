@@ -276,11 +276,23 @@ function noteFlag(t: SessionTotals, reason: string, review: ReviewDecision | nul
 
 /**
  * The one rule of C4.5 and C5.5 over register readings in time order, continuing from `prev` (the last reading
- * already folded) and the totals so far (updated in place). A reading's anomaly is its own flag, else its step's
- * (stepOf); a step counts iff stepCounts; a flagged positive step not decided is held; a decision stays only while
- * the reading's anomaly stays what it was. Returns each reading's anomaly and review.
+ * already folded, a trusted one: see updateSessionEnergy) and the totals so far (updated in place). A reading's
+ * anomaly is its own flag, else its step's (stepOf); a step counts iff stepCounts; a flagged positive step not
+ * decided is held; a decision stays only while the reading's anomaly stays what it was. Returns each reading's
+ * anomaly and review.
+ *
+ * D176: a reading whose own value is doubtful (its own flag: an invalid signature, a future timestamp) and not
+ * accepted is no base: the next step starts from the last trusted reading, so a rejected or undecided value never
+ * decides how much of the next step counts (a lowered value with a bad signature made the meter's next step count
+ * twice). The Wh held for such a reading are released once a trusted reading after it covers the same ground. When
+ * no trusted reading precedes it (a session's doubtful first reading), it is the base, and no step from it counts:
+ * held while it waits for a decision, nothing once rejected (accepted, it is trusted and the steps count).
  */
 export function foldSteps(t: SessionTotals, prev: RegisterPoint | null, points: FoldPoint[], maxW: number): Array<{ anomaly: string | null; review: ReviewDecision | null }> {
+  /** the base is a doubtful reading (no trusted one came before it): 'held' while undecided, 'rejected' after */
+  let doubtfulBase: 'held' | 'rejected' | null = null;
+  /** Wh held for doubtful readings since the base, released when a trusted reading follows */
+  let pending = 0n;
   return points.map((p) => {
     let step = 0n;
     let anomaly = p.flag;
@@ -289,12 +301,24 @@ export function foldSteps(t: SessionTotals, prev: RegisterPoint | null, points: 
       step = s.step;
       anomaly ??= s.anomaly;
     }
-    prev = p;
     const review = anomaly !== null && anomaly === p.anomaly ? p.review : null;
     if (anomaly !== null) noteFlag(t, anomaly, review);
+    const trusted = p.flag === null || review === 'accepted';
     if (step > 0n) {
-      if (stepCounts(anomaly, review)) t.energy += step;
-      else if (review === null) t.held += step;
+      if (doubtfulBase === null && stepCounts(anomaly, review)) t.energy += step;
+      else if (doubtfulBase === 'held' || (doubtfulBase === null && review === null)) {
+        t.held += step;
+        if (!trusted) pending += step;
+      }
+    }
+    if (trusted) {
+      t.held -= pending;
+      pending = 0n;
+      prev = p;
+      doubtfulBase = null;
+    } else if (!prev) {
+      prev = p;
+      doubtfulBase = review === 'rejected' ? 'rejected' : 'held';
     }
     return { anomaly, review };
   });

@@ -5,7 +5,7 @@
 // lookup here names those months and the planner reads only their partitions of meter_readings (D76).
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
-import { ENERGY_REGISTER, stepCounts } from './readings.ts';
+import { ENERGY_REGISTER, readingFlag, stepCounts } from './readings.ts';
 
 /** A session as the lookups of its readings need it: its id, its charger and the span of its register readings. */
 export interface SessionSpan {
@@ -50,6 +50,8 @@ export function readingSpanOf(sessions: ReadingSpan[]): { ids: string[]; charger
 export interface ReceivedPoint extends RegisterPoint {
   receivedAt?: Date;
   acceptedAt?: Date;
+  /** its own value is flagged (readings.ts readingFlag), whether or not accepted */
+  ownFlag?: boolean;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
   if (!span) return out;
   const rows = await db
     .selectFrom('meter_readings')
-    .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review'])
+    .select(['session_id', 'measured_at', 'wh', 'anomaly', 'review', 'signature_status'])
     .$if(opts.received === true, (q) => q.select(['received_at', 'reviewed_at']))
     .where('charger_id', 'in', span.chargers)
     .where('session_id', 'in', span.ids)
@@ -78,7 +80,9 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
   for (const r of rows) {
     const list = out.get(r.session_id!) ?? out.set(r.session_id!, []).get(r.session_id!)!;
     // C5.5: the step ending at a flagged reading is held out of ERE until an operator accepts it
-    const p: ReceivedPoint = { at: r.measured_at, wh: BigInt(r.wh), held: !stepCounts(r.anomaly, r.review) };
+    // D176: a doubtful value not accepted is no base for the next step
+    const ownFlag = readingFlag(r) !== null;
+    const p: ReceivedPoint = { at: r.measured_at, wh: BigInt(r.wh), held: !stepCounts(r.anomaly, r.review), doubtful: ownFlag && r.review !== 'accepted', ownFlag };
     if ('received_at' in r) {
       p.receivedAt = r.received_at as Date;
       if (r.review === 'accepted' && r.reviewed_at) p.acceptedAt = r.reviewed_at as Date;

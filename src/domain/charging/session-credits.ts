@@ -147,7 +147,7 @@ function countedByMonth(points: ReceivedPoint[], since: Date, stand: (month: str
     else if (st instanceof Date) {
       const then = points
         .filter((p) => p.receivedAt === undefined || p.receivedAt.getTime() <= st.getTime())
-        .map((p) => (p.acceptedAt !== undefined && p.acceptedAt.getTime() > st.getTime() ? { ...p, held: true } : p));
+        .map((p) => (p.acceptedAt !== undefined && p.acceptedAt.getTime() > st.getTime() ? { ...p, held: true, doubtful: p.ownFlag === true } : p));
       out.set(m, splitSessionByMonth(then, new Map(), since).get(m) ?? 0n);
     }
   }

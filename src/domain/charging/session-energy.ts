@@ -42,18 +42,22 @@ const pointOf = (r: RegisterRow): FoldPoint => ({
  * foldSteps over stored rows; rows whose anomaly or review changes are rewritten. `startPoint` (a session's start
  * value kept on its row, migrations/0064) is folded in its place in time, before any row of the same instant.
  */
-async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null, startPoint?: RegisterPoint): Promise<void> {
+async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null, startPoint?: RegisterPoint): Promise<boolean> {
   const points = rows.map(pointOf);
   const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
   const k = at === -1 ? points.length : at;
   if (startPoint) points.splice(k, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
   const judged = foldSteps(t, prev, points, maxW);
+  // D176: whether the last point is a doubtful value not accepted (no base for the next reading)
+  const lastPoint = points[points.length - 1];
+  const endsDoubtful = lastPoint !== undefined && lastPoint.flag !== null && judged[judged.length - 1]!.review !== 'accepted';
   if (startPoint) judged.splice(k, 1);
   for (const [i, r] of rows.entries()) {
     const j = judged[i]!;
     if (j.anomaly === (r.anomaly ?? null) && j.review === (r.review ?? null)) continue;
     await trx.updateTable('meter_readings').set(j).where('id', '=', r.id).where('measured_at', '=', r.measured_at).execute();
   }
+  return endsDoubtful;
 }
 
 function registerRows(trx: Trx, sessionId: string) {
@@ -81,7 +85,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
   const rows = await registerRows(trx, sessionId).execute();
   const start = await startPointOf(trx, sessionId);
   const totals = noTotals();
-  await foldReadings(trx, rows, maxW, totals, null, start);
+  const endsDoubtful = await foldReadings(trx, rows, maxW, totals, null, start);
   // the series' ends, the start point among them (a session whose only register point it is has it as both)
   const series = start ? [{ wh: start.wh.toString(), measured_at: new Date(start.at), power_w: null }, ...rows].sort((a, b) => a.measured_at.getTime() - b.measured_at.getTime()) : rows;
   const [first, last] = [series[0], series[series.length - 1]];
@@ -89,6 +93,7 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
     .updateTable('charging_sessions')
     .set({
       ...totalsColumns(totals),
+      ends_doubtful: endsDoubtful,
       last_meter_wh: last ? last.wh : null,
       first_reading_at: first ? first.measured_at : null,
       last_reading_at: last ? last.measured_at : null,
@@ -118,13 +123,13 @@ export async function updateSessionEnergy(
   maxW: number,
   added: EnergyReading[],
   /** the session's row as read, locked, earlier in this transaction (its energy columns unchanged since) */
-  known?: SessionEnergy,
+  known?: SessionEnergy & { ends_doubtful?: boolean },
 ): Promise<void> {
   const s =
     known ??
     (await trx
       .selectFrom('charging_sessions')
-      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh'])
+      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh', 'ends_doubtful'])
       .where('id', '=', sessionId)
       .forUpdate()
       .executeTakeFirst());
@@ -134,17 +139,20 @@ export async function updateSessionEnergy(
     since !== null &&
     s.last_meter_wh !== null &&
     s.meter_start_wh !== null &&
+    // D176: a session that ends at a doubtful value continues from an earlier reading: the fold over all its readings
+    // finds it (a caller's row without the column is not trusted to say)
+    s.ends_doubtful === false &&
     added.every((r) => r.measurand !== ENERGY_REGISTER || r.phase !== '' || r.measuredAt.getTime() > since.getTime());
   if (!inOrder) return recomputeSession(trx, sessionId, maxW);
   const rows = await registerRows(trx, sessionId).where('measured_at', '>', since).execute();
   const totals = totalsOf(s);
-  await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
+  const endsDoubtful = await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
   const last = rows[rows.length - 1];
   await trx
     .updateTable('charging_sessions')
     .set(
       last
-        ? { ...totalsColumns(totals), last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()`, metered_at: sql`now()` }
+        ? { ...totalsColumns(totals), ends_doubtful: endsDoubtful, last_meter_wh: last.wh, last_reading_at: last.measured_at, last_power_w: last.power_w, updated_at: sql`now()`, metered_at: sql`now()` }
         : { updated_at: sql`now()`, metered_at: sql`now()` },
     )
     .where('id', '=', sessionId)

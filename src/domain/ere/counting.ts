@@ -28,6 +28,11 @@ export interface RegisterPoint {
   wh: bigint;
   /** the step ending at this reading is held out of ERE (flagged and not accepted by an operator) */
   held: boolean;
+  /**
+   * D176: the reading's own value is doubtful (an invalid signature, a future timestamp) and not accepted: no step
+   * starts from it while a trusted reading came before (the gateway's fold, charging/readings.ts foldSteps)
+   */
+  doubtful?: boolean;
 }
 
 /**
@@ -37,27 +42,29 @@ export interface RegisterPoint {
  */
 export function splitSessionByMonth(points: RegisterPoint[], into = new Map<string, bigint>(), from?: Date): Map<string, bigint> {
   const fromMs = from?.getTime();
-  for (let i = 1; i < points.length; i++) {
-    const p = points[i - 1]!;
-    const q = points[i]!;
-    const step = q.wh - p.wh;
+  let p: RegisterPoint | undefined; // the base: the last trusted point, else the first one
+  for (const q of points) {
+    const base = p;
+    if (!base || !q.doubtful) p = q;
+    if (!base || base.doubtful) continue; // D176: no step from a doubtful first reading counts until it is accepted
+    const step = q.wh - base.wh;
     if (!stepGoesForward(step, q)) continue;
     if (fromMs !== undefined && q.at.getTime() <= fromMs) continue; // wholly before the machtiging
-    const t0 = BigInt(p.at.getTime());
+    const t0 = BigInt(base.at.getTime());
     const span = BigInt(q.at.getTime()) - t0;
-    const cuts = span > 0n ? monthBoundariesBetween(p.at, q.at) : [];
-    if (fromMs !== undefined && fromMs > p.at.getTime()) {
+    const cuts = span > 0n ? monthBoundariesBetween(base.at, q.at) : [];
+    if (fromMs !== undefined && fromMs > base.at.getTime()) {
       // the signing moment inside the step: a cut like a month boundary, the part before it is dropped
       cuts.push(new Date(fromMs));
       cuts.sort((a, b) => a.getTime() - b.getTime());
     }
-    let segStart = p.at;
-    let regStart = p.wh;
+    let segStart = base.at;
+    let regStart = base.wh;
     const add = (end: bigint) => {
       if (fromMs === undefined || segStart.getTime() >= fromMs) into.set(monthOf(segStart), (into.get(monthOf(segStart)) ?? 0n) + end - regStart);
     };
     for (const b of cuts) {
-      const regB = p.wh + divRound(step * (BigInt(b.getTime()) - t0), span);
+      const regB = base.wh + divRound(step * (BigInt(b.getTime()) - t0), span);
       add(regB);
       segStart = b;
       regStart = regB;
