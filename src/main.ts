@@ -20,7 +20,7 @@ import { sql } from 'kysely';
 import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
-import { startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
+import { jobRunsSettled, startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
 import { ensureReadingPartitions } from './jobs/partitions.job.ts';
 import {
   formatDemoCredentials,
@@ -135,7 +135,10 @@ export async function startService(opts: StartOptions): Promise<Service> {
       if (stopped) return;
       stopped = true;
       startup.stopping = true;
+      // D169: no job runs on a closed database: the scheduled runs and those started through POST /admin/jobs/:job/run
+      // end first (the outbox delivery ends after the message in flight, its SMTP waits bounded)
       await scheduler?.stop();
+      await jobRunsSettled(deps);
       await ocpp?.close();
       delete deps.ocpp;
       await closeGracefully(app);

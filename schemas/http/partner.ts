@@ -85,18 +85,30 @@ export const ReferralCodesResponse = z.object({ added: z.number().int(), codes: 
 export const SuppressionBody = z
   .object({ email: z.string(), reason: z.enum(['bounce', 'unsubscribe', 'manual']).optional() })
   .loose();
-export const SuppressionResponse = z.object({ ok: z.literal(true), email: z.string(), reason: z.string(), created: z.boolean() });
+export const SuppressionResponse = z.object({
+  ok: z.literal(true),
+  email: z.string(),
+  reason: z.string().describe('the stored entry\'s reason: an address already on the list keeps its first one (D173)'),
+  created: z.boolean().describe('true (201) when this request added the entry; false (200) when the address was on the list already'),
+});
+
+export const OutboxStatus = z.enum(['queued', 'sending', 'sent', 'failed', 'suppressed']);
 
 export const OutboxResponse = z.object({
   messages: z.array(
     z.object({
+      id: z.string().describe('the message\'s id (POST /admin/outbox/{id}/requeue)'),
       to: z.string(),
       subject: z.string(),
-      body: z.string(),
+      body: z.string().describe('the text; the secret part of every link (claim, sign-in, confirmation, unsubscribe) reads … (D172)'),
+      kind: z.string().describe('claim_invite, or the transactional dashboard_sign_in and claim_link_confirm (D171)'),
       created_at: z.string(),
-      status: z.enum(['queued', 'sent', 'failed', 'suppressed']),
-      attempts: z.number().int(),
+      status: OutboxStatus.describe('sending: being handed to the SMTP server (D169)'),
+      attempts: z.number().int().describe('attempts since it was queued (or requeued)'),
+      last_error: z.string().nullable().describe('the SMTP server\'s answer (or the failure) of the last failed attempt'),
+      next_attempt_at: z.string().nullable().describe('when a queued message is next tried; null in every other status'),
       sent_at: z.string().nullable(),
+      failed_at: z.string().nullable().describe('when it failed for good'),
     }),
   ),
 });

@@ -76,6 +76,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   claim_confirm_required: 409,
   suppression_not_found: 404,
   suppression_unsubscribed: 409,
+  // D170: POST /admin/outbox/:id/requeue
+  outbox_message_not_found: 404,
+  outbox_message_not_failed: 409,
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,

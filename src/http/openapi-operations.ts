@@ -89,6 +89,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /admin/suppressions': 'adminListSuppressions',
   'DELETE /admin/suppressions/{email}': 'adminRemoveSuppression',
   'GET /admin/outbox': 'adminListOutbox',
+  'POST /admin/outbox/{id}/requeue': 'adminRequeueOutboxMessage',
   'GET /admin/energy-months': 'adminListEnergyMonths',
   'POST /admin/energy-months/{id}/review': 'adminReviewEnergyMonth',
   'POST /admin/ere/sales': 'adminCreateEreSale',

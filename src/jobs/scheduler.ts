@@ -54,10 +54,31 @@ export async function runJobExclusive(deps: Deps, job: Job, trigger: JobTrigger 
     }
   };
 
-  const r = await withAdvisoryLock(deps.db, deps.dbKind, `job:${job.name}`, run, { wait: false });
+  // D169: every run, scheduled or by hand, is known to the stopping service, which waits for it before closing the database
+  const runs = runsOf(deps);
+  const pending = withAdvisoryLock(deps.db, deps.dbKind, `job:${job.name}`, run, { wait: false });
+  runs.add(pending);
+  const r = await pending.finally(() => runs.delete(pending));
   if (r.acquired) return r.value;
   count('skipped');
   return { ran: false, reason: 'already_running' };
+}
+
+const inFlightRuns = new WeakMap<object, Set<Promise<unknown>>>();
+const runsOf = (deps: Deps): Set<Promise<unknown>> => {
+  let runs = inFlightRuns.get(deps.db);
+  if (!runs) inFlightRuns.set(deps.db, (runs = new Set()));
+  return runs;
+};
+
+/**
+ * D169: resolves when every job run of this service's database in this process has ended, also those started by
+ * POST /admin/jobs/:job/run (a stopping service sets deps.startup.stopping first, so the outbox run ends after the
+ * message in flight).
+ */
+export async function jobRunsSettled(deps: Deps): Promise<void> {
+  const runs = runsOf(deps);
+  while (runs.size) await Promise.allSettled([...runs]);
 }
 
 /** Stored result: JSON the job returned (null when it returned nothing or something JSON cannot hold). */

@@ -89,11 +89,13 @@ describe('invites by SMTP', () => {
     expect(messages).toHaveLength(3);
     const olga = messages.find((m: { to: string }) => m.to === 'olga@klant.nl');
     expect(olga).toMatchObject({ subject: expect.stringContaining('Groen Laden'), created_at: '2026-11-22T10:00:00Z', status: 'queued' });
-    expect(olga.body).toContain(olgaUrl);
+    // D172: the operator sees the link without its secret
+    expect(olga.body).not.toContain(olgaUrl);
+    expect(olga.body).toContain('/claim/…');
     expect(olga.body).toContain('Beste Olga');
 
     const run = await job().run(svc.deps);
-    expect(run).toEqual({ smtp: true, due: 3, sent: 1, retried: 1, failed: 1, suppressed: 0 });
+    expect(run).toEqual({ smtp: true, due: 3, sent: 1, retried: 1, failed: 1, suppressed: 0, interrupted: 0, stopped: false });
     expect(received).toHaveLength(1);
     expect(received[0]!.to).toEqual(['olga@klant.nl']);
     expect(received[0]!.from).toBe('invites@ere-gateway.nl');
@@ -144,15 +146,18 @@ describe('invites by SMTP', () => {
         expect(row.status).toBe('failed');
       }
     }
-    expect(gaps).toEqual([60_000, 120_000, 240_000, 480_000]);
+    // D170: 1, 2, 4, … minutes, at most an hour, for two days
+    expect(gaps.slice(0, 8)).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * 60_000));
+    expect(gaps).toHaveLength(MAX_ATTEMPTS - 1);
     const row = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'busy@klant.nl').executeTakeFirstOrThrow();
     expect(row.status).toBe('failed');
     expect(received.some((r) => r.to.includes('busy@klant.nl'))).toBe(false);
   });
 
   it('unsubscribes through the link in the e-mail; later uploads skip the address and nothing more is sent', async () => {
-    const [msg] = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'olga@klant.nl').execute();
-    const link = /\/unsubscribe\/([A-Za-z0-9_-]+)/.exec(msg!.body)![0];
+    // the link as the e-mail carried it (D172: the stored body no longer holds it once sent)
+    const raw = unfold(received.find((r) => r.to.includes('olga@klant.nl'))!.raw);
+    const link = /\/unsubscribe\/([A-Za-z0-9_-]+)/.exec(raw)![0];
     const page = await svc.app.inject({ method: 'GET', url: link });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('olga@klant.nl');
@@ -171,7 +176,7 @@ describe('invites by SMTP', () => {
   it('admin suppressions stop queued mail; without SMTP nothing is sent and mail stays in the outbox', async () => {
     await postCustomers(svc, partner.apiKey, { consent: true, customers: [{ name: 'Piet', email: 'piet@klant.nl' }, { name: 'Kees', email: 'kees@klant.nl' }] });
     // without a mailer (SMTP_URL unset) the job sends nothing and the messages stay queued
-    expect(await deliverOutbox({ ...svc.deps, mailer: null })).toEqual({ smtp: false, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 });
+    expect(await deliverOutbox({ ...svc.deps, mailer: null })).toEqual({ smtp: false, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0, interrupted: 0, stopped: false });
     const add = await svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email: 'Piet@klant.nl' } });
     expect(add.statusCode).toBe(201);
     expect(add.json()).toEqual({ ok: true, email: 'piet@klant.nl', reason: 'manual', created: true });
@@ -187,7 +192,7 @@ describe('invites by SMTP', () => {
     expect(filtered.json().messages.map((m: { to: string; status: string }) => [m.to, m.status])).toEqual([['piet@klant.nl', 'suppressed']]);
   });
 
-  it('lists the suppression list and takes a manual or bounce entry off it, not an unsubscribe (D145)', async () => {
+  it('lists the suppression list and takes a manual or bounce entry off it, not an unsubscribe its owner made (D145, D171)', async () => {
     const add = (email: string, reason: string) => svc.app.inject({ method: 'POST', url: '/admin/suppressions', headers: adminHeaders, payload: { email, reason } });
     await add('typo@klant.nl', 'manual');
     await add('gone@klant.nl', 'unsubscribe');
@@ -198,12 +203,14 @@ describe('invites by SMTP', () => {
     expect(list.json().count).toBe(emails.length);
     const del = (email: string) => svc.app.inject({ method: 'DELETE', url: `/admin/suppressions/${encodeURIComponent(email)}`, headers: adminHeaders });
     expect((await del('TYPO@klant.nl')).json()).toEqual({ email: 'typo@klant.nl', removed: true });
-    const unsub = await del('gone@klant.nl');
+    // D171: an unsubscribe the operator entered is the operator's to take off; one made through the link is not
+    expect((await del('gone@klant.nl')).statusCode).toBe(200);
+    const unsub = await del('olga@klant.nl');
     expect([unsub.statusCode, unsub.json().error]).toEqual([409, 'suppression_unsubscribed']);
     const none = await del('typo@klant.nl');
     expect([none.statusCode, none.json().error]).toEqual([404, 'suppression_not_found']);
-    expect(await svc.deps.db.selectFrom('email_suppressions').select('email_lower').where('email_lower', 'in', ['typo@klant.nl', 'gone@klant.nl']).execute()).toEqual([
-      { email_lower: 'gone@klant.nl' },
+    expect(await svc.deps.db.selectFrom('email_suppressions').select('email_lower').where('email_lower', 'in', ['typo@klant.nl', 'gone@klant.nl', 'olga@klant.nl']).execute()).toEqual([
+      { email_lower: 'olga@klant.nl' },
     ]);
   });
 });

@@ -57,7 +57,7 @@ export interface ReferralCodesTable {
   created_at: Generated<Date>;
 }
 
-export type OutboxStatus = 'queued' | 'sent' | 'failed' | 'suppressed';
+export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'failed' | 'suppressed';
 
 export interface OutboxMessagesTable {
   id: Generated<string>;
@@ -73,6 +73,10 @@ export interface OutboxMessagesTable {
   last_error: string | null;
   sent_at: NullableTimestamp;
   created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** D170: when it failed for good (0075) */
+  failed_at: NullableTimestamp;
+  /** D172: when the secret part of its links was erased from the body (0075) */
+  links_erased_at: NullableTimestamp;
 }
 
 export type SuppressionReason = 'bounce' | 'unsubscribe' | 'manual';
@@ -82,7 +86,11 @@ export interface EmailSuppressionsTable {
   reason: SuppressionReason;
   detail: string | null;
   created_at: Generated<Date>;
+  /** D171: who added it (0075): its owner through the unsubscribe link, the operator, delivery (a bounce); null before 0075 */
+  source: SuppressionSource | null;
 }
+
+export type SuppressionSource = 'link' | 'operator' | 'delivery';
 
 export interface PartnerTables {
   partner_batches: PartnerBatchesTable;

@@ -1,14 +1,38 @@
-// C3.5: the outbox-deliver job. Due messages go out by SMTP; a temporary failure is retried with
-// exponential backoff (1, 2, 4, 8 minutes) and marked failed after MAX_ATTEMPTS; a permanent refusal of
-// the recipient (SMTP 5xx on RCPT TO, a hard bounce) fails at once and puts the address on the
-// suppression list. Suppressed addresses are never sent to. One process runs the job at a time (scheduler).
-import { sql } from 'kysely';
+// C3.5: the outbox-deliver job. Due messages go out by SMTP, one at a time:
+//  - D169: each is claimed (`sending`) before it is handed to the SMTP server and marked `sent` in the step after the
+//    server accepted it, so no restart sends again a message the server may have accepted: one left `sending` by a
+//    process that died mid-send is failed as interrupted (the operator can requeue it) and never resent on its own.
+//    A stopping service (deps.startup.stopping) ends the run between messages: the one in flight finishes, no next is taken.
+//  - D170: a temporary failure is retried with backoff (1, 2, 4, … minutes, capped at an hour) for two days
+//    (RETRY_FOR_MS), then the message fails (POST /admin/outbox/:id/requeue queues it again). Only a recipient-specific
+//    permanent refusal at RCPT (enhanced status 5.1.x, or 550/551/553 without a 5.7.x policy code) is a bounce that puts
+//    the address on the suppression list; any other 5xx fails the message without suppressing the address.
+//  - D171: suppressed addresses get no mail; an unsubscribe stops invites only, not the transactional kinds.
+//  - D172: a sent or suppressed message keeps no live link in its stored body; a failed one loses it after a week.
+// One process runs the job at a time (scheduler).
 import type { Deps } from '../../deps.ts';
-import { unsubscribeUrl } from './outbox.ts';
+import { eraseLinks, isTransactional, redactLinks, suppressionStops, unsubscribeUrl } from './outbox.ts';
 import { cutText } from '../../lib/nul.ts';
+import { SIGN_IN_LINK_MINUTES } from '../dashboard/sign-in.ts';
 
-export const MAX_ATTEMPTS = 5;
-const BACKOFF_BASE_MS = 60_000;
+const MINUTE = 60_000;
+/** D170: the wait after the n-th failed attempt: 2^(n-1) minutes, at most an hour */
+export const retryDelayMs = (attempt: number): number => Math.min(2 ** Math.min(attempt - 1, 10), 60) * MINUTE;
+/** D170: a message is retried for two days from its first attempt (a long week-end outage of a relay is not covered) */
+export const RETRY_FOR_MS = 48 * 60 * MINUTE;
+/** the attempt after which a message fails: the first whose wait would end more than RETRY_FOR_MS after the first attempt */
+export const MAX_ATTEMPTS = (() => {
+  let n = 1;
+  for (let span = 0; span < RETRY_FOR_MS; n++) span += retryDelayMs(n);
+  return n;
+})();
+/** D169: a message `sending` this long was left by a run that ended mid-send (a send is bounded far below this) */
+export const SENDING_STALE_MS = 10 * MINUTE;
+/** D172: a failed message keeps its links this long, so that it can be requeued */
+export const FAILED_LINKS_KEPT_MS = 7 * 24 * 60 * MINUTE;
+
+export const INTERRUPTED_ERROR =
+  'interrupted while being handed to the SMTP server (the process ended); it may have been delivered, so it is not sent again on its own: requeue it to send it again';
 
 export interface DeliveryRun {
   smtp: boolean;
@@ -17,73 +41,166 @@ export interface DeliveryRun {
   retried: number;
   failed: number;
   suppressed: number;
+  /** D169: messages found `sending` from an earlier run that ended mid-send, now failed */
+  interrupted: number;
+  /** D169: the service began to stop and the run ended before its last due message */
+  stopped: boolean;
 }
 
 interface SmtpError {
   responseCode?: number;
+  response?: string;
   command?: string;
   message?: string;
 }
 
-const isHardBounce = (e: SmtpError) =>
-  typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600 && /RCPT/i.test(e.command ?? '');
+/**
+ * D170: what an SMTP failure means for the message. `bounce`: the recipient does not exist (at RCPT, an enhanced status
+ * 5.1.x, or 550/551/553 without a 5.7.x policy code): fail it and suppress the address. `permanent`: another 5xx (a
+ * relay or policy refusal, a refused sender or content): fail it, the address stays usable. `temporary`: anything
+ * else (4xx, a timeout, a refused connection, and a 5xx to the greeting or the login, which refuse the service and
+ * not this message): retry.
+ */
+export function classifySmtpError(e: SmtpError): 'bounce' | 'permanent' | 'temporary' {
+  const code = e.responseCode;
+  if (typeof code !== 'number' || code < 500 || code >= 600) return 'temporary';
+  const command = (e.command ?? '').toUpperCase();
+  if (command === 'CONN' || command === 'GREETING' || command.startsWith('AUTH') || command === 'EHLO' || command === 'HELO') return 'temporary';
+  if (!command.includes('RCPT')) return 'permanent';
+  const enhanced = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/.exec(e.response ?? e.message ?? '');
+  if (enhanced?.[1] === '5' && enhanced[2] === '1') return 'bounce';
+  if ([550, 551, 553].includes(code) && enhanced?.[2] !== '7') return 'bounce';
+  return 'permanent';
+}
 
 export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): Promise<DeliveryRun> {
   const mailer = deps.mailer;
-  const out: DeliveryRun = { smtp: !!mailer, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0 };
+  const out: DeliveryRun = { smtp: !!mailer, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0, interrupted: 0, stopped: false };
   if (!mailer) return out;
   const now = deps.clock();
+  // D169: a message an earlier run left `sending` may have reached the server: it fails, and is not resent on its own
+  const interrupted = await deps.db
+    .updateTable('outbox_messages')
+    .set({ status: 'failed', failed_at: now, last_error: INTERRUPTED_ERROR })
+    .where('status', '=', 'sending')
+    .where('next_attempt_at', '<', new Date(now.getTime() - SENDING_STALE_MS))
+    .returning('id')
+    .execute();
+  out.interrupted = interrupted.length;
+  for (const m of interrupted) deps.logger.warn({ messageId: m.id }, 'outbox message interrupted mid-send: failed, not resent');
+  // D172: failed a week ago and not requeued: the links go
+  const stale = await deps.db
+    .selectFrom('outbox_messages')
+    .select(['id', 'body'])
+    .where('status', '=', 'failed')
+    .where('links_erased_at', 'is', null)
+    .where('failed_at', '<', new Date(now.getTime() - FAILED_LINKS_KEPT_MS))
+    .limit(500)
+    .execute();
+  for (const m of stale) await eraseLinks(deps.db, m.id, m.body, now);
+
   const due = await deps.db
-    .selectFrom('outbox_messages as m')
-    .leftJoin('email_suppressions as s', (join) => join.on(sql<boolean>`s.email_lower = lower(m.to_email)`))
-    .select(['m.id', 'm.to_email', 'm.subject', 'm.body', 'm.attempts', 'm.unsubscribe_token', 's.email_lower as suppressed'])
-    .where('m.status', '=', 'queued')
-    .where('m.next_attempt_at', '<=', now)
-    .orderBy('m.next_attempt_at')
+    .selectFrom('outbox_messages')
+    .select(['id', 'to_email', 'subject', 'body', 'kind', 'attempts', 'unsubscribe_token', 'created_at'])
+    .where('status', '=', 'queued')
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
     .limit(opts.limit ?? 100)
     .execute();
   out.due = due.length;
   for (const m of due) {
-    if (m.suppressed) {
-      await deps.db.updateTable('outbox_messages').set({ status: 'suppressed' }).where('id', '=', m.id).execute();
+    // D169: a stopping service takes no next message (the one in flight has finished)
+    if (deps.startup?.stopping) {
+      out.stopped = true;
+      break;
+    }
+    const at = deps.clock();
+    const suppression = await deps.db
+      .selectFrom('email_suppressions')
+      .select('reason')
+      .where('email_lower', '=', m.to_email.toLowerCase())
+      .executeTakeFirst();
+    if (suppression && suppressionStops(suppression.reason, m.kind)) {
+      await deps.db
+        .updateTable('outbox_messages')
+        .set({ status: 'suppressed', body: redactLinks(m.body), links_erased_at: at })
+        .where('id', '=', m.id)
+        .where('status', '=', 'queued')
+        .execute();
       out.suppressed++;
       continue;
     }
-    const attempts = m.attempts + 1;
-    try {
-      const unsub = unsubscribeUrl(deps, m.unsubscribe_token);
-      await mailer.send({ to: m.to_email, subject: m.subject, text: m.body, headers: { 'List-Unsubscribe': `<${unsub}>` } });
+    // a sign-in link is of no use once it has expired
+    if (m.kind === 'dashboard_sign_in' && at.getTime() > m.created_at.getTime() + SIGN_IN_LINK_MINUTES * MINUTE) {
       await deps.db
         .updateTable('outbox_messages')
-        .set({ status: 'sent', attempts, sent_at: deps.clock(), last_error: null })
+        .set({ status: 'failed', failed_at: at, last_error: 'the sign-in link expired before it could be delivered', body: redactLinks(m.body), links_erased_at: at })
+        .where('id', '=', m.id)
+        .where('status', '=', 'queued')
+        .execute();
+      out.failed++;
+      continue;
+    }
+    // D169: claimed before the send; next_attempt_at holds when the send began while the message is `sending`
+    const attempts = m.attempts + 1;
+    const claimed = await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'sending', attempts, next_attempt_at: at })
+      .where('id', '=', m.id)
+      .where('status', '=', 'queued')
+      .returning('id')
+      .executeTakeFirst();
+    if (!claimed) continue; // requeued, suppressed or taken meanwhile
+    let failure: unknown = null;
+    try {
+      const headers: Record<string, string> = {};
+      if (!isTransactional(m.kind)) {
+        // RFC 2369 and RFC 8058: the unsubscribe link, and that a POST to it unsubscribes at once (one click)
+        headers['List-Unsubscribe'] = `<${unsubscribeUrl(deps, m.unsubscribe_token)}>`;
+        headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+      }
+      await mailer.send({ to: m.to_email, subject: m.subject, text: m.body, headers });
+    } catch (err) {
+      failure = err ?? new Error('send failed');
+    }
+    if (failure === null) {
+      // the server accepted it: sent, in the step right after; should this write fail the row stays `sending` and the
+      // message is never sent again (D169)
+      await deps.db
+        .updateTable('outbox_messages')
+        .set({ status: 'sent', sent_at: deps.clock(), last_error: null, body: redactLinks(m.body), links_erased_at: deps.clock() })
         .where('id', '=', m.id)
         .execute();
       out.sent++;
-    } catch (err) {
-      const e = err as SmtpError;
-      const error = cutText(`${e.responseCode ?? ''} ${e.message ?? String(err)}`.trim(), 500);
-      if (isHardBounce(e)) {
-        await deps.db
-          .insertInto('email_suppressions')
-          .values({ email_lower: m.to_email.toLowerCase(), reason: 'bounce', detail: error, created_at: now })
-          .onConflict((oc) => oc.column('email_lower').doNothing())
-          .execute();
-        await deps.db.updateTable('outbox_messages').set({ status: 'failed', attempts, last_error: error }).where('id', '=', m.id).execute();
-        out.failed++;
-      } else if (attempts >= MAX_ATTEMPTS) {
-        await deps.db.updateTable('outbox_messages').set({ status: 'failed', attempts, last_error: error }).where('id', '=', m.id).execute();
-        out.failed++;
-      } else {
-        const next = new Date(now.getTime() + BACKOFF_BASE_MS * 2 ** (attempts - 1));
-        await deps.db
-          .updateTable('outbox_messages')
-          .set({ attempts, next_attempt_at: next, last_error: error })
-          .where('id', '=', m.id)
-          .execute();
-        out.retried++;
-      }
-      deps.logger.warn({ messageId: m.id, attempts, error }, 'outbox delivery failed');
+      continue;
     }
+    const e = failure as SmtpError;
+    const error = cutText(`${e.responseCode ?? ''} ${e.response ?? e.message ?? String(failure)}`.trim(), 500);
+    const verdict = classifySmtpError(e);
+    const failedAt = deps.clock();
+    if (verdict === 'bounce') {
+      await deps.db
+        .insertInto('email_suppressions')
+        .values({ email_lower: m.to_email.toLowerCase(), reason: 'bounce', detail: error, created_at: failedAt, source: 'delivery' })
+        .onConflict((oc) => oc.column('email_lower').doNothing())
+        .execute();
+    }
+    if (verdict !== 'temporary' || attempts >= MAX_ATTEMPTS) {
+      await deps.db
+        .updateTable('outbox_messages')
+        .set({ status: 'failed', failed_at: failedAt, last_error: error, next_attempt_at: failedAt })
+        .where('id', '=', m.id)
+        .execute();
+      out.failed++;
+    } else {
+      await deps.db
+        .updateTable('outbox_messages')
+        .set({ status: 'queued', next_attempt_at: new Date(at.getTime() + retryDelayMs(attempts)), last_error: error })
+        .where('id', '=', m.id)
+        .execute();
+      out.retried++;
+    }
+    deps.logger.warn({ messageId: m.id, attempts, error, verdict }, 'outbox delivery failed');
   }
   return out;
 }

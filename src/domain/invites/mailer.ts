@@ -16,9 +16,17 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(config: Config): Mailer | null {
+/**
+ * D169: how long one message may hold the delivery run (and so a stopping service): nodemailer's defaults wait 2 minutes
+ * for the connection, 30 s for the greeting and 10 minutes of silence mid-conversation. A server slower than these is
+ * failing, and the message is retried later.
+ */
+export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000, dnsTimeout: 10_000 } as const;
+
+export function createMailer(config: Config, timeouts: Partial<Record<keyof typeof SMTP_TIMEOUTS, number>> = {}): Mailer | null {
   if (!config.SMTP_URL) return null;
-  const transport = nodemailer.createTransport(config.SMTP_URL);
+  // settings written into SMTP_URL's query (?socketTimeout=…) win over these
+  const transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: config.SMTP_URL });
   return {
     async send(mail) {
       const info = await transport.sendMail({
@@ -35,5 +43,6 @@ export function createMailer(config: Config): Mailer | null {
     },
   };
 }
+
 
 

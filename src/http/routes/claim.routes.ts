@@ -156,6 +156,15 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     querystring: LocaleQuery,
     response: { 200: html, 400: BadLinkBody, 404: html },
   });
+  /**
+   * D168: the page's own button posts a form (application/x-www-form-urlencoded, an empty body) and a mail client's
+   * one-click unsubscribe (RFC 8058) posts `List-Unsubscribe=One-Click`; whatever the body says, the POST unsubscribes.
+   */
+  const unsubscribePostSchema = {
+    ...unsubscribeSchema('Unsubscribe: the address goes on the suppression list (reason unsubscribe); also RFC 8058 one-click'),
+    consumes: [FORM_MEDIA_TYPE, 'application/json'],
+    body: z.object({ 'List-Unsubscribe': z.string().optional(), locale: z.enum(['nl', 'en']).optional().catch(undefined) }).loose().nullish(),
+  };
 
   app.get(
     '/unsubscribe/:token',
@@ -175,13 +184,13 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
     '/unsubscribe/:token',
     {
       config: { auth: { public: true } },
-      schema: unsubscribeSchema('Unsubscribe: the address goes on the suppression list (reason unsubscribe)'),
+      schema: unsubscribePostSchema,
     },
     async (req, reply) => {
-      const lc: Locale = req.query.locale ?? 'nl';
+      const lc: Locale = req.body?.locale ?? req.query.locale ?? 'nl';
       const m = await messageByUnsubscribeToken(deps, req.params.token);
       if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc, op));
-      await suppressEmail(deps, { email: m.to, reason: 'unsubscribe' });
+      await suppressEmail(deps, { email: m.to, reason: 'unsubscribe', source: 'link' });
       return send(reply, 200, unsubscribedPage(lc, op));
     },
   );

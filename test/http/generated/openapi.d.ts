@@ -739,7 +739,7 @@ export interface paths {
         /** Unsubscribe page linked from every invite e-mail (HTML) */
         get: operations["getUnsubscribePage"];
         put?: never;
-        /** Unsubscribe: the address goes on the suppression list (reason unsubscribe) */
+        /** Unsubscribe: the address goes on the suppression list (reason unsubscribe); also RFC 8058 one-click */
         post: operations["unsubscribe"];
         delete?: never;
         options?: never;
@@ -757,7 +757,7 @@ export interface paths {
         /** The suppression list, newest first, a page at a time (limit 1–1000, default 100; offset; email filters) */
         get: operations["adminListSuppressions"];
         put?: never;
-        /** Put an e-mail address on the suppression list (no invites, uploads skip it as suppressed) */
+        /** Put an e-mail address on the suppression list (no invites, uploads skip it as suppressed; bounce and manual also stop sign-in and confirmation mail). 201 when added; 200 with the stored entry when the address was on the list already (D173) */
         post: operations["adminAddSuppression"];
         delete?: never;
         options?: never;
@@ -775,7 +775,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Take an address off the suppression list (a bounce or a manual entry; an unsubscribe is its owner's to undo: 409) */
+        /** Take an address off the suppression list (a bounce, a manual entry, an unsubscribe the operator entered; one its owner made is the owner's to undo: 409) */
         delete: operations["adminRemoveSuppression"];
         options?: never;
         head?: never;
@@ -799,6 +799,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/outbox/{id}/requeue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a failed e-mail again, due now, its retries starting over (D170); 409 for a message in another status, 404 for an unknown id */
+        post: operations["adminRequeueOutboxMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/outbox": {
         parameters: {
             query?: never;
@@ -806,7 +823,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** E-mails the service queued or sent, newest first (C1.6), a page at a time (limit 1–1000, default 100; offset) */
+        /** E-mails the service queued or sent, newest first (C1.6), a page at a time (limit 1–1000, default 100; offset; to and status filter); links shown without their secret (D172) */
         get: operations["adminListOutbox"];
         put?: never;
         post?: never;
@@ -7079,7 +7096,24 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": ({
+                    "List-Unsubscribe"?: string;
+                    /** @enum {string} */
+                    locale?: "nl" | "en";
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+                "application/json": ({
+                    "List-Unsubscribe"?: string;
+                    /** @enum {string} */
+                    locale?: "nl" | "en";
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            };
+        };
         responses: {
             /** @description text/html page */
             200: {
@@ -7092,7 +7126,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description `invalid_request` (the link is not valid percent-encoded UTF-8) */
+            /** @description `invalid_request`, `invalid_json` (the link is not valid percent-encoded UTF-8) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7112,6 +7146,28 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description `payload_too_large` (the request body is larger than the server takes (HTTP_MAX_BODY_BYTES, 1 MiB by default)) */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` (the body's Content-Type is none the server reads: send application/json, or a form where the operation takes one) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
@@ -7166,6 +7222,8 @@ export interface operations {
                         suppressions: {
                             email: string;
                             reason: string;
+                            /** @description who added it (D171): its owner through the unsubscribe link, the operator, delivery (a bounce); null: before this was kept */
+                            source: ("link" | "operator" | "delivery") | null;
                             detail: string | null;
                             created_at: string;
                         }[];
@@ -7250,6 +7308,23 @@ export interface operations {
             };
         };
         responses: {
+            /** @description the address was on the list already: the stored entry, nothing changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        email: string;
+                        /** @description the stored entry's reason: an address already on the list keeps its first one (D173) */
+                        reason: string;
+                        /** @description true (201) when this request added the entry; false (200) when the address was on the list already */
+                        created: boolean;
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
@@ -7260,7 +7335,9 @@ export interface operations {
                         /** @enum {boolean} */
                         ok: true;
                         email: string;
+                        /** @description the stored entry's reason: an address already on the list keeps its first one (D173) */
                         reason: string;
+                        /** @description true (201) when this request added the entry; false (200) when the address was on the list already */
                         created: boolean;
                     };
                 };
@@ -7539,11 +7616,111 @@ export interface operations {
             };
         };
     };
+    adminRequeueOutboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "queued";
+                        next_attempt_at: string;
+                    };
+                };
+            };
+            /** @description `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `outbox_message_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `outbox_message_not_failed` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     adminListOutbox: {
         parameters: {
             query?: {
                 /** @description only the messages to this address (case-insensitive) */
                 to?: string;
+                /** @description only the messages in this status (D173) */
+                status?: "queued" | "sending" | "sent" | "failed" | "suppressed";
                 limit?: number;
                 offset?: number;
             };
@@ -7561,14 +7738,29 @@ export interface operations {
                 content: {
                     "application/json": {
                         messages: {
+                            /** @description the message's id (POST /admin/outbox/{id}/requeue) */
+                            id: string;
                             to: string;
                             subject: string;
+                            /** @description the text; the secret part of every link (claim, sign-in, confirmation, unsubscribe) reads … (D172) */
                             body: string;
+                            /** @description claim_invite, or the transactional dashboard_sign_in and claim_link_confirm (D171) */
+                            kind: string;
                             created_at: string;
-                            /** @enum {string} */
-                            status: "queued" | "sent" | "failed" | "suppressed";
+                            /**
+                             * @description sending: being handed to the SMTP server (D169)
+                             * @enum {string}
+                             */
+                            status: "queued" | "sending" | "sent" | "failed" | "suppressed";
+                            /** @description attempts since it was queued (or requeued) */
                             attempts: number;
+                            /** @description the SMTP server's answer (or the failure) of the last failed attempt */
+                            last_error: string | null;
+                            /** @description when a queued message is next tried; null in every other status */
+                            next_attempt_at: string | null;
                             sent_at: string | null;
+                            /** @description when it failed for good */
+                            failed_at: string | null;
                         }[];
                         limit: number;
                         offset: number;
