@@ -78,6 +78,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'PUT /admin/chargers/{charger_id}/id-tokens': 'adminSetChargerIdTokens',
   'GET /admin/chargers/{charger_id}/id-tokens': 'adminGetChargerIdTokens',
   'PUT /admin/chargers/{charger_id}/ocmf-public-key': 'adminSetChargerOcmfKey',
+  'GET /admin/chargers/{charger_id}/ocmf-public-key': 'adminGetChargerOcmfKey',
   'GET /admin/chargers/{charger_id}/quarantine': 'adminListChargerQuarantine',
   'POST /admin/chargers/{charger_id}/quarantine/{id}/replay': 'adminReplayQuarantined',
   'PUT /admin/chargers/{charger_id}/password': 'adminSetChargerPassword',

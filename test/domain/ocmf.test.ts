@@ -85,7 +85,7 @@ describe('verifySignedData', () => {
     ];
     for (const key of forms) expect(verifySignedData({ signedData: ocmf, registeredKey: key, reading }), key).toEqual({ status: 'verified' });
     expect(normalizePublicKey(forms[3]!, 'brainpoolP384r1')).toEqual({ key: meter.publicKeyHex, curve: 'brainpoolP384r1' });
-    expect(normalizePublicKey('not a key')).toBeNull();
+    expect(normalizePublicKey('not a key')).toEqual({ error: expect.stringContaining('not an EC public key') });
     expect(decodePublicKey(crypto.generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).toString('hex'))).toBeNull();
   });
 

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { DomainError } from '../errors.ts';
+import { curveOf, decodePublicKey } from '../ocmf/keys.ts';
 import { normalizePublicKey } from '../ocmf/index.ts';
 import { requireCharger } from './ocpp-charger.ts';
 
@@ -23,9 +24,18 @@ export async function setOcmfPublicKey(deps: Deps, chargerId: string, key: strin
   await requireCharger(deps, chargerId);
   let stored: { key: string; curve: string } | null = null;
   if (key !== null) {
-    stored = normalizePublicKey(key, curve);
-    if (!stored) throw new DomainError('invalid_public_key', 'public_key is not an EC public key (hex or base64 DER, PEM, or a point with its curve)');
+    const n = normalizePublicKey(key, curve);
+    if ('error' in n) throw new DomainError('invalid_public_key', n.error);
+    stored = n;
   }
   await deps.db.updateTable('chargers').set({ ocmf_public_key: stored?.key ?? null, updated_at: sql`now()` }).where('id', '=', chargerId).execute();
   return { charger_id: chargerId, ocmf_public_key: stored?.key ?? null, curve: stored?.curve ?? null };
+}
+
+/** GET /admin/chargers/:charger_id/ocmf-public-key: the registered key and its curve (null: none registered). */
+export async function getOcmfPublicKey(deps: Deps, chargerId: string): Promise<OcmfKeyView> {
+  await requireCharger(deps, chargerId);
+  const r = await deps.db.selectFrom('chargers').select('ocmf_public_key').where('id', '=', chargerId).executeTakeFirstOrThrow();
+  const k = r.ocmf_public_key === null ? null : decodePublicKey(r.ocmf_public_key);
+  return { charger_id: chargerId, ocmf_public_key: r.ocmf_public_key, curve: k ? curveOf(k) : null };
 }

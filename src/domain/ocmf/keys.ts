@@ -69,8 +69,17 @@ function bytesOf(text: string): Buffer | null {
   return HEX.test(ascii) ? Buffer.from(ascii, 'hex') : b;
 }
 
+/** The curves a signature can be verified on: those OCMF's signature algorithms name (D177). */
+export const VERIFIABLE = new Set(Object.values(CURVES));
+
 function ecKey(key: KeyObject): KeyObject | null {
   return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve ? key : null;
+}
+
+/** A curve as an operator names it (OCMF's name or OpenSSL's, any case) in OpenSSL's name; undefined when unknown. */
+export function opensslCurve(name: string): string | undefined {
+  const lower = name.trim().toLowerCase();
+  return CURVES[lower] ?? [...VERIFIABLE].find((c) => c.toLowerCase() === lower);
 }
 
 /**

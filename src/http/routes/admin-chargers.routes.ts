@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ALL_COMMANDS, sendCommand } from '../../domain/chargers/commands.ts';
 import { getIdTokens, IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
-import { setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
+import { getOcmfPublicKey, setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
 import { requireCharger, getRegistrationStatus, setRegistrationStatus } from '../../domain/chargers/ocpp-charger.ts';
 import { listFleetQuarantine, listQuarantine } from '../../domain/charging/quarantine.ts';
 import { AdminPageFields, AdminPageQuery } from '../../../schemas/http/common.ts';
@@ -147,7 +147,11 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         params: Params,
         body: z.object({
           public_key: z.string().min(1).max(4000).nullable().describe('hex or base64 DER SubjectPublicKeyInfo, PEM, or a bare EC point'),
-          curve: z.string().max(40).optional().describe('for a bare point on a curve other than P-256/P-384, e.g. brainpoolP256r1'),
+          curve: z
+            .string()
+            .max(40)
+            .optional()
+            .describe('the curve (OpenSSL or OCMF name, e.g. brainpoolP256r1 or brainpool256r1): needed for a bare point on a curve other than P-256/P-384; with a whole key, checked against it'),
         }),
         response: {
           200: z.object({ charger_id: z.string(), ocmf_public_key: z.string().nullable(), curve: z.string().nullable() }),
@@ -158,6 +162,24 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
       },
     },
     async (req) => setOcmfPublicKey(deps, req.params.charger_id, req.body.public_key, req.body.curve),
+  );
+
+  app.get(
+    '/admin/chargers/:charger_id/ocmf-public-key',
+    {
+      config: { auth: { admin: true } },
+      schema: {
+        tags: ['Admin'],
+        summary: "The public key registered for the charger's signing meter and its curve (null: none registered; the key the charger sends is used)",
+        params: Params,
+        response: {
+          200: z.object({ charger_id: z.string(), ocmf_public_key: z.string().nullable(), curve: z.string().nullable() }),
+          401: ErrorBody,
+          404: noCharger,
+        },
+      },
+    },
+    async (req) => getOcmfPublicKey(deps, req.params.charger_id),
   );
 
   app.get(

@@ -525,7 +525,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The public key registered for the charger's signing meter and its curve (null: none registered; the key the charger sends is used) */
+        get: operations["adminGetChargerOcmfKey"];
         /** Register the public key of the charger's signing meter (C5.5): its signed meter values (OCMF) are verified with it, and one signed with another key is invalid. null removes it (the key the charger sends is then used) */
         put: operations["adminSetChargerOcmfKey"];
         post?: never;
@@ -5211,6 +5212,85 @@ export interface operations {
             };
         };
     };
+    adminGetChargerOcmfKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                charger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        charger_id: string;
+                        ocmf_public_key: string | null;
+                        curve: string | null;
+                    };
+                };
+            };
+            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `partner_api_key_scope` (a partner API key reaches only Partner API routes) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `charger_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Too many requests` (too many failed admin authentications from this IP; Retry-After, RateLimit and RateLimit-Policy headers) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+            /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     adminSetChargerOcmfKey: {
         parameters: {
             query?: never;
@@ -5225,7 +5305,7 @@ export interface operations {
                 "application/json": {
                     /** @description hex or base64 DER SubjectPublicKeyInfo, PEM, or a bare EC point */
                     public_key: string | null;
-                    /** @description for a bare point on a curve other than P-256/P-384, e.g. brainpoolP256r1 */
+                    /** @description the curve (OpenSSL or OCMF name, e.g. brainpoolP256r1 or brainpool256r1): needed for a bare point on a curve other than P-256/P-384; with a whole key, checked against it */
                     curve?: string;
                 };
             };
