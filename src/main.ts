@@ -16,6 +16,7 @@ import { loadBundledCatalog } from './domain/catalog/load.ts';
 import { createCipher, encryptionKeyFile, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { checkHostResolves, databaseFailure, listenFailure, reasonOf, StartFailure } from './lib/start-failure.ts';
 import { verifyDataKey } from './domain/platform/data-key-check.ts';
+import { verifyEnvironment } from './domain/platform/environment-check.ts';
 import { sql } from 'kysely';
 import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
@@ -64,6 +65,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL });
   const handle = opts.dbHandle ?? (await openDatabase(config));
   await migrate(handle.db);
+  // D186 (C0.1): a database records its environment at the first start; a process of the other one stops here
+  await verifyEnvironment(handle.db, config.APP_ENV);
   const cipher = createCipher(resolveEncryptionKey(config));
   // D153: a process whose key is not the one the database's data was encrypted with stops here
   await verifyDataKey(handle.db, cipher, config.DATA_ENCRYPTION_KEY ? 'configured' : encryptionKeyFile(config.DATA_DIR));

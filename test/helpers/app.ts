@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
+import { sql } from 'kysely';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startService, type Service } from '../../src/main.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -64,6 +65,9 @@ export interface TestServiceOptions {
 export async function createTestService(opts: TestServiceOptions = {}): Promise<TestService> {
   const testDb = opts.db ?? (await createTestDb());
   const config = testConfig(opts.env);
+  // D186: a database belongs to one environment (its first start records it); the tests that put a sandbox and a
+  // production app on one database on purpose (to compare the two) forget the recorded one first
+  if (opts.db) await sql`delete from database_environment`.execute(testDb.db);
   const service = await startService({
     config,
     logger: opts.logger ?? createLogger({ level: config.LOG_LEVEL }),
