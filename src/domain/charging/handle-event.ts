@@ -18,6 +18,7 @@ import {
   isRebootSql,
   endSession,
   findByTransactionId,
+  findGeneration,
   findReplayedStart,
   insertSession,
   nextTransactionId,
@@ -140,13 +141,16 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
   const verdict = await verdictOf(deps, chargerId, ev.idTag);
   const maxW = await chargerMaxW(deps, ctx);
   return deps.db.transaction().execute(async (trx) => {
+    const earliest = earliestOf(ev.startedAt, ev.readings);
     let session =
       ev.chargerTransactionId === null
         ? await findReplayedStart(trx, chargerId, ev)
-        : await findByTransactionId(trx, chargerId, ev.chargerTransactionId);
+        : await findGeneration(trx, chargerId, ev.chargerTransactionId, earliest);
     // D99: an id the charger reused for a new transaction names a new session, the next generation of that id
-    const reused = session !== undefined && ev.chargerTransactionId !== null && reusesTransactionId(session, earliestOf(ev.startedAt, ev.readings));
-    if (!session || reused) {
+    const reused = session !== undefined && ev.chargerTransactionId !== null && reusesTransactionId(session, earliest);
+    let late = false;
+    if (session && !reused) late = await lateStart(trx, session, ev);
+    else {
       await closeOpenSessionsProvisionally(trx, chargerId, { connectorId: ev.connectorId, before: ev.startedAt });
       const transactionId = ev.chargerTransactionId ?? (await nextTransactionId(trx));
       const generation = reused ? session!.transaction_generation + 1 : 0;
@@ -154,13 +158,38 @@ async function started(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
     }
     const readings = [...registerReading(ev.startedAt, ev.meterStartWh, 'Transaction.Begin'), ...ev.readings];
     const written = await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
-    if (await keepStartPoint(trx, session, ev, readings)) await recomputeSession(trx, session.id, maxW);
+    if ((await keepStartPoint(trx, session, ev, readings)) || late) await recomputeSession(trx, session.id, maxW);
     // a replayed start whose readings are stored as sent changes nothing the session's energy is made of
     else if (written) await updateSessionEnergy(trx, session.id, maxW, readings);
     const aside = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return { kind: 'transaction_started', transactionId: session.transaction_id, verdict, aside };
   });
+}
+
+/**
+ * D179: a Started for a session that exists already (opened by an Updated or Ended that came first from the charger's
+ * offline queue, whose Started arrives late) is its start: started_at moves earlier (never later), meter_start_wh
+ * becomes the start's own register value (none sent: the session's first reading, set by the recompute), and an
+ * id token fills one the session lacks. Everything else is kept, and the energy stays the fold's over its readings.
+ * Whether the start moved (the caller recomputes the session).
+ */
+async function lateStart(trx: Db, session: SessionRow, ev: Extract<ChargerEvent, { kind: 'transaction_started' }>): Promise<boolean> {
+  if (ev.idTag !== null && session.id_tag === null) {
+    await trx.updateTable('charging_sessions').set({ id_tag: ev.idTag, updated_at: sql`now()` }).where('id', '=', session.id).where('id_tag', 'is', null).execute();
+    session.id_tag = ev.idTag;
+  }
+  if (ev.startedAt.getTime() >= session.started_at.getTime()) return false;
+  const at = ev.startedAt.getTime();
+  const own = ev.meterStartWh ?? ev.readings.find((r) => r.measurand === ENERGY_REGISTER && r.phase === '' && r.measuredAt.getTime() === at)?.wh ?? null;
+  await trx
+    .updateTable('charging_sessions')
+    .set({ started_at: ev.startedAt, meter_start_wh: own === null ? null : own.toString(), updated_at: sql`now()` })
+    .where('id', '=', session.id)
+    .execute();
+  session.started_at = ev.startedAt;
+  session.meter_start_wh = own === null ? null : own.toString();
+  return true;
 }
 
 /**
@@ -215,8 +244,8 @@ async function updated(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, 
       await trx.updateTable('charging_sessions').set({ id_tag: ev.idTag }).where('id', '=', session.id).where('id_tag', 'is', null).execute();
     }
     await reopenIfStillRunning(trx, session, ev.readings);
-    await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings, deps.clock());
-    await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
+    // D181: a resent Updated whose readings are stored as sent writes nothing (its session keeps its row version)
+    if (await storeReadings(trx, chargerId, session.connector_id, session.id, ev.readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, ev.readings, session);
     const placed = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return placed;
@@ -234,8 +263,9 @@ async function sessionOrCreate(
   at: Date,
   readings: EnergyReading[],
 ) {
-  const found = await findByTransactionId(trx, chargerId, transactionId);
   const first = earliestOf(at, readings);
+  // D178: the generation whose span holds the message (a replay of an older one finds it)
+  const found = await findGeneration(trx, chargerId, transactionId, first);
   if (found && !reusesTransactionId(found, first)) return found;
   // D99: under an id the charger reused, a transaction whose Started never arrived is a new generation too
   return insertSession(trx, { chargerId, connectorId, transactionId, idTag, startedAt: first, meterStartWh: null, generation: found ? found.transaction_generation + 1 : 0 });
@@ -256,18 +286,41 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
       const sent = ev.ref.kind === 'unknown' ? ev.ref.sent : ev.ref.transactionId;
       throw new UnplaceableMessage(`no session matches transaction id ${sent} by id, connector and time`);
     }
-    await endSession(trx, session.id, ev);
+    // D178: a session never ends before it started
+    if (ev.endedAt.getTime() < session.started_at.getTime()) {
+      throw new UnplaceableMessage(`the stop at ${ev.endedAt.toISOString()} is before its session's start ${session.started_at.toISOString()}`);
+    }
+    // D181: a resent stop that says what is stored (same end, reason and stop value) and adds no reading writes nothing
+    const same = endsAsStored(session, ev);
+    if (!same) await endSession(trx, session.id, ev);
     // the start's register in transactionData written coarser than meterStart is meterStart itself (D96)
     const readings = [...ev.readings.filter((r) => !isCoarserCopy(session, r)), ...registerReading(ev.endedAt, ev.meterStopWh, 'Transaction.End')];
-    if (await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock())) await updateSessionEnergy(trx, session.id, maxW, readings);
+    const written = await storeReadings(trx, chargerId, session.connector_id, session.id, readings, deps.clock());
+    if (written) {
+      if (same) await endSession(trx, session.id, ev);
+      await updateSessionEnergy(trx, session.id, maxW, readings);
+    }
     // 2.0.1 Ended carries no meterStop: the session's last register reading is its stop value
-    await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
+    if (!same || written) await trx.updateTable('charging_sessions').set({ meter_stop_wh: sql`coalesce(meter_stop_wh, last_meter_wh)` }).where('id', '=', session.id).execute();
     // C4.5: a 1.6 StopTransaction whose transactionData holds only signed data: it signs the meterStop reading
     const placed = await placeSignedValues(trx, { sessionId: session.id }, ev.signed);
     await holdInvalidSignatures(trx, chargerId, ev.signed, maxW);
     return placed;
   });
   return { kind: 'transaction', verdict, aside };
+}
+
+/** D181: whether a stop says what its session's row holds already (a resent Ended/StopTransaction). */
+function endsAsStored(s: SessionRow, ev: Extract<ChargerEvent, { kind: 'transaction_ended' }>): boolean {
+  return (
+    s.status === 'completed' &&
+    !s.end_provisional &&
+    s.ended_at !== null &&
+    s.ended_at.getTime() === ev.endedAt.getTime() &&
+    (s.stop_reason ?? null) === ev.reason &&
+    (ev.meterStopWh === null || s.meter_stop_wh === ev.meterStopWh.toString()) &&
+    (ev.idTag === null || s.id_tag !== null)
+  );
 }
 
 async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { kind: 'meter_values' }>): Promise<AsidePart[]> {

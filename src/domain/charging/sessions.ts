@@ -31,6 +31,38 @@ export async function findByTransactionId(trx: Db, chargerId: string, transactio
 }
 
 /**
+ * D178: the generation of a (possibly reused, D99) transaction id that a message taken at `at` belongs to, locked
+ * (FOR UPDATE): the one whose span holds `at`. A time in the gap after a generation ended for good (not provisionally)
+ * and before the next one started belongs to the next one (its Started came late); a time before the first
+ * generation's start to the first; a time after the latest generation's end to the latest (the caller's
+ * reusesTransactionId then opens the next generation). Before, every message found the latest generation, so a resent
+ * old Ended ended the running transaction 29 h before it started.
+ */
+export async function findGeneration(trx: Db, chargerId: string, transactionId: string, at: Date): Promise<SessionRow | undefined> {
+  const gens = await trx
+    .selectFrom('charging_sessions')
+    .selectAll()
+    .where('charger_id', '=', chargerId)
+    .where('transaction_id', '=', transactionId)
+    .orderBy('transaction_generation')
+    .forUpdate()
+    .execute();
+  return generationAt(gens, at);
+}
+
+/** The rule of findGeneration over the generations of one id, in generation order. */
+export function generationAt<S extends Pick<SessionRow, 'started_at' | 'status' | 'end_provisional' | 'ended_at'>>(gens: S[], at: Date): S | undefined {
+  if (gens.length <= 1) return gens[0];
+  const t = at.getTime();
+  let i = -1;
+  for (const [k, g] of gens.entries()) if (g.started_at.getTime() <= t) i = k;
+  if (i === -1) return gens[0];
+  const g = gens[i]!;
+  const over = g.status === 'completed' && !g.end_provisional && g.ended_at !== null && t > g.ended_at.getTime();
+  return over && i + 1 < gens.length ? gens[i + 1] : g;
+}
+
+/**
  * D99: a message for a charger-named transaction (2.0.1) whose session ended for good (not provisionally) before the
  * message's earliest time is a new transaction under a reused id, not more of the old one. A replay of the old
  * session's messages lies within it and is not.
@@ -159,7 +191,8 @@ export async function sessionForStop(
   endedAt: Date,
 ): Promise<SessionRow | undefined> {
   if (ref.kind !== 'unknown') {
-    const known = await findByTransactionId(trx, chargerId, ref.transactionId);
+    // D178: a charger-named id may have been reused: the generation whose span holds the stop's time
+    const known = ref.kind === 'charger' ? await findGeneration(trx, chargerId, ref.transactionId, endedAt) : await findByTransactionId(trx, chargerId, ref.transactionId);
     // an id this charger never got from us is treated like -1: matched by connector and time
     if (known || ref.kind === 'charger') return known;
   }
