@@ -130,7 +130,7 @@ export class CallHandler {
       this.outcome(protocol, 'other', 'not_implemented');
       throw createRPCError(protocol === 'ocpp1.6' ? 'NotSupported' : 'NotImplemented', `${cap(method, 100)} is not handled by this gateway`);
     }
-    const reader = new Reader();
+    const reader = new Reader(this.deps.clock());
     let res;
     try {
       res = await applyMessage(this.deps, { chargerId, cache: sock.cache }, adapter, call.params, reader, { pipeline: this.pipeline, connect: this.connect });

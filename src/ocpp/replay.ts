@@ -31,7 +31,7 @@ export async function replayQuarantined(deps: Deps, chargerId: string, id: strin
   if (!adapter) throw new DomainError('quarantine_not_replayable', `${row.action} is not handled by this gateway`);
   const ack = (row.ack ?? null) as { transactionId?: unknown } | null;
   const transactionId = typeof ack?.transactionId === 'number' ? String(ack.transactionId) : undefined;
-  const reader = new Reader();
+  const reader = new Reader(deps.clock());
   // a database fault (DatabaseUnavailable) is the HTTP edge's 500; the row stays as it was, to be replayed again
   const res = await applyMessage(deps, { chargerId }, adapter, params, reader, { transactionId });
   if (res.kind === 'applied') {

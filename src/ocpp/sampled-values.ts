@@ -88,8 +88,9 @@ function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample 
     return null;
   }
   const phaseRaw = sv.phase === undefined || sv.phase === '' ? null : r.enumOf(PHASES, sv.phase, 'phase');
-  const phase = phaseRaw ? phaseRaw.replace(/-N$/, '') : '';
-  if (phase === 'N' || phase.includes('-')) return null; // neutral and line-to-line are not energy of a phase
+  // D180: the phase as sent (L1 or L1-N: two forms, never mixed in one sum); neutral and line-to-line are no phase's energy
+  const phase = phaseRaw ?? '';
+  if (phase === 'N' || (phase.includes('-') && !phase.endsWith('-N'))) return null;
   const context = r.str(sv.context, 'context');
   if (v === 'ocpp1.6') {
     const format = sv.format === undefined ? 'Raw' : r.enumOf(['Raw', 'SignedData'] as const, sv.format, 'format');
@@ -106,6 +107,8 @@ function readSample(r: Reader, v: Version, sv: Record<string, unknown>): Sample 
   if (exp > 0) units *= 10n ** BigInt(exp);
   else if (exp < 0) units = divRound(units, 10n ** BigInt(-exp));
   const wh = r.boundedWh(units, 'value', unit === 'Wh');
+  // D182: a register counts up from zero; a negative one is no reading (set aside, as other unreadable values)
+  if (wh < 0n) throw new Unusable('value is a negative register value');
   // kept verbatim as JSON; a real one is a flat object of four strings, so anything nested deep is not one
   if (v === 'ocpp2.0.1' && sv.signedMeterValue !== undefined && nestsDeeperThan(sv.signedMeterValue, MAX_SIGNED_DEPTH)) {
     throw new Unusable('signedMeterValue is nested too deep');
@@ -145,6 +148,25 @@ function totalPower(powers: Array<{ phase: string; w: number }>): number | undef
   const byPhase = new Map<string, number>();
   for (const p of powers) if (!byPhase.has(p.phase)) byPhase.set(p.phase, p.w);
   return byPhase.size > 0 ? [...byPhase.values()].reduce((a, b) => a + b, 0) : undefined;
+}
+
+/** D180: the phases that make a total: all three, of one form (L1, L2, L3 or L1-N, L2-N, L3-N). */
+const PHASE_FORMS = [
+  ['L1', 'L2', 'L3'],
+  ['L1-N', 'L2-N', 'L3-N'],
+] as const;
+
+/**
+ * C4.5, D180: the total of a meter value that carries only phase registers: the sum of L1, L2 and L3 when all three
+ * are there in one form (the plain form first), else null (no register reading: two phases of three summed were a
+ * register a third short, which then went "backwards" and counted its recovery in full).
+ */
+function phaseSum(samples: Sample[]): bigint | null {
+  for (const form of PHASE_FORMS) {
+    const values = form.map((ph) => samples.find((s) => s.phase === ph && s.wh !== null)?.wh);
+    if (values.every((v) => v !== undefined && v !== null)) return (values as bigint[]).reduce((a, b) => a + b, 0n);
+  }
+  return null;
 }
 
 /** The register readings of a MeterValue[] and the signed values that came without a plain value. */
@@ -216,12 +238,9 @@ export function readMeterValues(r: Reader, v: Version, meterValues: unknown, con
     let wh: bigint | null = samples.find((s) => s.phase === '' && s.wh !== null)?.wh ?? null;
     if (wh === null && !energyLost) {
       // only phases: their sum, unless an energy value of this meter value was unreadable (the sum would be short)
-      const byPhase = new Map<string, bigint>();
-      for (const s of samples) if (s.wh !== null && s.phase && !byPhase.has(s.phase)) byPhase.set(s.phase, s.wh);
-      if (byPhase.size > 0) {
-        r.quirk('phase_sum');
-        wh = [...byPhase.values()].reduce((a, b) => a + b, 0n);
-      }
+      wh = phaseSum(samples);
+      if (wh !== null) r.quirk('phase_sum');
+      else if (samples.some((s) => s.phase !== '' && s.wh !== null)) r.quirk('phases_incomplete');
     }
     const powerW = totalPower(powers);
     if (wh !== null) out.readings.push({ measuredAt, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: signed, ...(powerW !== undefined ? { powerW } : {}) });

@@ -23,6 +23,7 @@ export type QuirkKind =
   | 'empty_string'
   | 'number_as_string'
   | 'phase_sum'
+  | 'phases_incomplete'
   | 'location_ignored'
   | 'rounded_register'
   | 'missing_evse'
@@ -32,7 +33,15 @@ export type QuirkKind =
 /** D138: the largest connector or EVSE number a StatusNotification may name (the dashboard shows 1 to 99). */
 export const MAX_CONNECTOR_ID = 99;
 
+/** D182: a charger's timestamp before this is no time of a charge (a clock never set: 0000-01-01, 1970-01-01). */
+export const EARLIEST_TIME_MS = Date.UTC(2000, 0, 1);
+/** D182: a timestamp more than this ahead of the gateway's clock is unusable (C5.5 holds one more than 5 min ahead). */
+export const MAX_AHEAD_MS = 24 * 3_600_000;
+
 export class Reader {
+  /** @param now the gateway's clock when the message arrived (D182: a timestamp a day ahead of it is unusable) */
+  constructor(private readonly now?: Date) {}
+
   readonly quirks: QuirkKind[] = [];
   /** C4.11: unreadable parts of a message that is otherwise applied, each kept aside with its reason */
   readonly aside: AsidePart[] = [];
@@ -107,7 +116,7 @@ export class Reader {
     if (typeof v === 'string') {
       // the form nearly every charger sends, read without the general date parser (same instant)
       const ms = canonicalUtcMs(v);
-      if (ms !== null) return new Date(ms);
+      if (ms !== null) return this.usableTime(ms, what);
     }
     if (typeof v !== 'string' || !v.trim()) throw new Unusable(`${what} must be a timestamp`);
     let s = v.trim();
@@ -118,7 +127,14 @@ export class Reader {
     if (!/^\d{4}-\d{2}-\d{2}T/.test(s)) throw new Unusable(`${what} is not an ISO 8601 timestamp`);
     const d = new Date(s);
     if (Number.isNaN(d.getTime()) || !calendarFieldsExist(s)) throw new Unusable(`${what} is not a valid timestamp`);
-    return d;
+    return this.usableTime(d.getTime(), what);
+  }
+
+  /** D182: a time from 2000-01-01 up to a day ahead of the gateway's clock; anything else is no reading's time. */
+  private usableTime(ms: number, what: string): Date {
+    if (ms < EARLIEST_TIME_MS) throw new Unusable(`${what} is before 2000-01-01`);
+    if (this.now && ms > this.now.getTime() + MAX_AHEAD_MS) throw new Unusable(`${what} is more than a day ahead of the gateway's clock`);
+    return new Date(ms);
   }
 
   /** An enum value; a different letter case is accepted (counted). */
@@ -143,7 +159,10 @@ export class Reader {
 
   /** An absolute energy register in Wh (1.6 meterStart/meterStop): fractional Wh rounded (counted), bounded. */
   registerWh(v: unknown, what: string): bigint {
-    return this.boundedWh(this.decimal(v, what), what, true);
+    const wh = this.boundedWh(this.decimal(v, what), what, true);
+    // D182: a register counts up from zero; a negative one is no reading
+    if (wh < 0n) throw new Unusable(`${what} is a negative register value`);
+    return wh;
   }
 
   /** Units at scale 6 of Wh → integer Wh, at most 10^12 in absolute value (C4.10). */

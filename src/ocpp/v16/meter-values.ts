@@ -8,7 +8,7 @@ export const meterValues: ActionAdapter = {
   toEvent(params, r) {
     const p = r.obj(params, 'MeterValues');
     const tx = r.int(p.transactionId, 'transactionId');
-    const connectorId = r.int(p.connectorId, 'connectorId', true);
+    const connectorId = r.connector(p.connectorId, 'connectorId');
     const read = readMeterValues(r, 'ocpp1.6', p.meterValue);
     if (nothingUsable(r, read)) throw new Unusable(asideReasons(r));
     return {

@@ -11,7 +11,7 @@ export const startTransaction: ActionAdapter = {
     return {
       kind: 'transaction_started',
       chargerTransactionId: null,
-      connectorId: r.int(p.connectorId, 'connectorId', true),
+      connectorId: r.connector(p.connectorId, 'connectorId'),
       // an empty idTag (a charger started without a card) is the tag "", answered by the charger's policy like any
       // other (accept_all: Accepted); read as absent, it was answered Invalid and such a charger stops charging
       idTag: typeof p.idTag === 'string' ? r.str(p.idTag, 'idTag', true) : r.str(p.idTag, 'idTag'),

@@ -7,7 +7,7 @@ export const meterValues: ActionAdapter = {
   transactional: true,
   toEvent(params, r) {
     const p = r.obj(params, 'MeterValues');
-    const connectorId = r.int(p.evseId, 'evseId', true);
+    const connectorId = r.connector(p.evseId, 'evseId');
     const read = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
     if (nothingUsable(r, read)) throw new Unusable(asideReasons(r));
     return { kind: 'meter_values', connectorId, ref: null, readings: read.readings, signed: read.signed };

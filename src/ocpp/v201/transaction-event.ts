@@ -15,7 +15,7 @@ export const transactionEvent: ActionAdapter = {
     const transactionId = r.str(info.transactionId, 'transactionInfo.transactionId', true);
     if (!transactionId) throw new Unusable('transactionInfo.transactionId is empty');
     const evse = p.evse === undefined ? null : r.obj(p.evse, 'evse');
-    const evseId = evse ? r.int(evse.id, 'evse.id', true) : null;
+    const evseId = evse ? r.connector(evse.id, 'evse.id') : null;
     const idToken = p.idToken === undefined ? null : r.str(r.obj(p.idToken, 'idToken').idToken, 'idToken.idToken');
     const { readings, signed } = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
     if (eventType === 'Started') {
