@@ -65,7 +65,10 @@ export interface AggregateSummary {
   registered_left_alone: number;
   /** months delivered by the CPO (source 'cpo') that the aggregation left alone */
   cpo_left_alone: number;
-  /** open months above their connection's capacity found without a hold and held now (D113) */
+  /**
+   * months this run created or changed that now wait under a capacity hold (D32: the part above the connection's
+   * capacity counts only once an operator accepts it), plus open months written before holds existed and held now (D113)
+   */
   held_over_capacity: number;
   /** accounts with more than one active connection: their chargers cannot be placed (logged) */
   ambiguous_accounts: number;
@@ -135,7 +138,7 @@ async function runAggregation(deps: Deps, opts: AggregateOptions, inTransaction:
   }
   // D113: a month still open above its connection's capacity without a hold (written before holds existed) is held
   await inTransaction(async (tdeps) => {
-    summary.held_over_capacity = await holdMonthsOverCapacity(tdeps);
+    summary.held_over_capacity += await holdMonthsOverCapacity(tdeps);
   });
   await deps.db
     .insertInto('energy_aggregate_watermark')
@@ -162,10 +165,17 @@ async function aggregateConnection(deps: Deps, p: ConnPlan, nowMonth: string, su
     inputs.push({ connectionId: p.connectionId, month, wh: t.wh, sessions: t.sessions, source: 'ocpp' });
   }
   // the connection's months in one write (a handful of statements however many months)
+  const written: string[] = [];
   for (const r of await recordMonthlyEnergies(deps, inputs)) {
     if (r.leftAlone === 'registered') summary.registered_left_alone += 1;
     else if (r.leftAlone === 'cpo') summary.cpo_left_alone += 1;
     else summary[r.status] += 1;
+    if ((r.status === 'created' || r.status === 'updated') && r.energyMonthId && !r.leftAlone) written.push(r.energyMonthId);
+  }
+  // D204: what this run held is what an operator needs to hear from it (it counted only the D113 fix-up before)
+  if (written.length > 0) {
+    const held = await deps.db.selectFrom('energy_months').select((eb) => eb.fn.countAll<string>().as('n')).where('id', 'in', written).where('hold_status', '=', 'held').executeTakeFirstOrThrow();
+    summary.held_over_capacity += Number(held.n);
   }
 }
 
