@@ -9,7 +9,8 @@ export interface ActionAdapter {
   /** a StatusNotification never gets an error (C4.4) */
   neverError?: boolean;
   toEvent(params: unknown, r: Reader): ChargerEvent;
-  respond(outcome: EventOutcome): Record<string, unknown>;
+  /** `params`: the request as sent (D183: a 2.0.1 idToken the domain never sees still gets its idTokenInfo) */
+  respond(outcome: EventOutcome, params?: unknown): Record<string, unknown>;
   /** the acknowledgement of an unusable transaction message */
   unusableAck?(deps: Deps): Promise<Record<string, unknown>>;
 }
@@ -34,4 +35,14 @@ export function notification(name: string): ActionAdapter {
     },
     respond: () => ({}),
   };
+}
+
+/**
+ * D183: a 2.0.1 idToken of type NoAuthorization ("no authorization possible or needed", its idToken empty) names
+ * nobody to check: it is always Accepted, by Authorize and TransactionEvent alike, and records no id tag.
+ */
+export function isNoAuthorization(idToken: unknown): boolean {
+  if (idToken === null || typeof idToken !== 'object') return false;
+  const type = (idToken as Record<string, unknown>).type;
+  return typeof type === 'string' && type.trim().toLowerCase() === 'noauthorization';
 }

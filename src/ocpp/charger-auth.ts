@@ -58,7 +58,7 @@ export async function authenticateCharger(deps: Deps, hs: Handshake, lookup?: Cr
   // not checked, so a stale AuthorizationKey left from profile 2 does not lock a certified charger out.
   if (!profile3) {
     const password = hs.password?.toString('utf8');
-    if (password === undefined) return { ok: false, status: 401, message: 'Unauthorized', reason: 'no_password' };
+    if (password === undefined) return { ok: false, status: 401, message: 'Unauthorized', reason: missingPasswordReason(hs) };
     const match = await checkChargerPassword(deps, row, password);
     if (!match) return { ok: false, status: 401, message: 'Unauthorized', reason: 'wrong_password' };
   }
@@ -79,4 +79,20 @@ export async function authenticateCharger(deps: Deps, hs: Handshake, lookup?: Cr
     };
   }
   return { ok: true, chargerId: row.id, protocol, negotiated: true, registration: row.registration };
+}
+
+/**
+ * D184: why an upgrade carried no password ocpp-rpc could take: no Authorization header (`no_password`), a Basic one
+ * whose user name is not the identity in the path (`basic_user_mismatch`: ocpp-rpc reads a password only after
+ * `<identity>:`), or a header that is no Basic credential at all (`bad_authorization`). Never the header itself.
+ */
+export function missingPasswordReason(hs: Pick<Handshake, 'headers' | 'identity'>): string {
+  const header = hs.headers.authorization;
+  if (typeof header !== 'string' || header.trim() === '') return 'no_password';
+  const m = /^ *[Bb][Aa][Ss][Ii][Cc] +([A-Za-z0-9._~+/-]+=*) *$/.exec(header);
+  if (!m) return 'bad_authorization';
+  const decoded = Buffer.from(m[1]!, 'base64');
+  if (decoded.indexOf(0x3a) === -1) return 'bad_authorization';
+  const own = Buffer.from(`${hs.identity}:`);
+  return decoded.subarray(0, own.length).equals(own) ? 'no_password' : 'basic_user_mismatch';
 }

@@ -89,7 +89,13 @@ export function checkUpgrade(req: IncomingMessage): EdgeVerdict {
  * A minimal HTTP/1.1 answer on the raw upgrade socket, then the socket is gone: plain text for the OCPP endpoint (a
  * charger reads the status only), or the API's `{error, detail}` body when `json` is given (D116).
  */
-export function refuseUpgrade(socket: Duplex, status: number, message = STATUS_CODES[status] ?? 'Error', json?: { error: string; detail: string }): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  message = STATUS_CODES[status] ?? 'Error',
+  json?: { error: string; detail: string },
+  headers: Record<string, string> = {},
+): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -100,6 +106,7 @@ export function refuseUpgrade(socket: Duplex, status: number, message = STATUS_C
     'Connection: close',
     `Content-Type: ${json ? 'application/json' : 'text/plain'}; charset=utf-8`,
     `Content-Length: ${Buffer.byteLength(message)}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
   ];
   socket.end(head.join('\r\n') + '\r\n\r\n' + message, () => socket.destroy());
 }
@@ -150,3 +157,9 @@ export class SocketBounds {
     this.deadlines.clear();
   }
 }
+
+/**
+ * D184: the challenge of a 401 at the upgrade (RFC 7235 §3.1: a 401 carries WWW-Authenticate): HTTP Basic, the
+ * scheme of Security Profiles 1 and 2, with the charger's identity as user name and UTF-8 (RFC 7617).
+ */
+export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="OCPP", charset="UTF-8"' };

@@ -84,7 +84,7 @@ export async function applyMessage(
     );
     // C7.1: committed; the push streams of every process re-read this charger's live view
     if (CHANGES_LIVE_VIEW.has(event.kind)) publishChargerChanges(deps, [ctx.chargerId]);
-    return { kind: 'applied', response: adapter.respond(outcome), aside: [...r.aside, ...(outcome.aside ?? [])] };
+    return { kind: 'applied', response: adapter.respond(outcome, params), aside: [...r.aside, ...(outcome.aside ?? [])] };
   } catch (err) {
     if (err instanceof UnplaceableMessage) return { kind: 'unusable', reason: err.message };
     if (isDomainError(err)) return { kind: 'unusable', reason: err.message };

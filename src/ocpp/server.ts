@@ -9,7 +9,7 @@ import type { Deps } from '../deps.ts';
 import { COMMAND_SENT } from '../domain/chargers/commands.ts';
 import { authenticateCharger, PROTOCOLS } from './charger-auth.ts';
 import { OCPP_CONNECTED } from './connection-notices.ts';
-import { checkUpgrade, loggableIdentity, refuseUpgrade, serveWithoutUpgrade, SocketBounds } from './edge.ts';
+import { BASIC_CHALLENGE, checkUpgrade, loggableIdentity, refuseUpgrade, serveWithoutUpgrade, SocketBounds } from './edge.ts';
 import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
 import { createOcppMetrics } from './metrics.ts';
@@ -87,6 +87,9 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
       const v = await authenticateCharger(deps, hs, registry.credentialLookup);
       if (!v.ok) {
         refused(hs.request, v.status, v.reason, hs.identity);
+        // D184: a 401 carries its challenge; ocpp-rpc's reject writes no header of ours, so the answer is written here
+        // and the socket ended: ocpp-rpc sees it close and has nothing left to write (its reject finds it unwritable)
+        if (v.status === 401) return refuseUpgrade(hs.request.socket, 401, v.message, undefined, BASIC_CHALLENGE);
         return reject(v.status, v.message);
       }
       const session: OcppSession = { chargerId: v.chargerId, protocol: v.protocol, registration: v.registration };

@@ -1,5 +1,5 @@
 // OCPP 2.0.1 Authorize: the charger's id-token policy decides (C4.4).
-import { type ActionAdapter, expect, utc } from '../adapter.ts';
+import { type ActionAdapter, expect, isNoAuthorization, utc } from '../adapter.ts';
 
 export const authorize: ActionAdapter = {
   toEvent(params, r) {
@@ -7,8 +7,10 @@ export const authorize: ActionAdapter = {
     const t = r.obj(p.idToken, 'idToken');
     return { kind: 'authorize', idTag: r.str(t.idToken, 'idToken.idToken', true) };
   },
-  respond(o) {
+  respond(o, params) {
     const a = expect(o, 'authorize');
+    // D183: NoAuthorization names nobody to check, whatever the charger's policy: Accepted, as TransactionEvent answers it
+    if (isNoAuthorization((params as Record<string, unknown> | undefined)?.idToken)) return { idTokenInfo: { status: 'Accepted' } };
     return { idTokenInfo: { status: a.verdict, ...(a.expiresAt ? { cacheExpiryDateTime: utc(a.expiresAt) } : {}) } };
   },
 };

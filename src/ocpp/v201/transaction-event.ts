@@ -1,7 +1,7 @@
 // OCPP 2.0.1 TransactionEvent Started/Updated/Ended, keyed by the charger's transactionId (C4.6). seqNo gaps
 // and offline events are tolerated; seqNo restarts per transaction, so nothing is deduplicated on it.
 import type { ChargerEvent } from '../../domain/charging/events.ts';
-import type { ActionAdapter } from '../adapter.ts';
+import { type ActionAdapter, isNoAuthorization } from '../adapter.ts';
 import { readMeterValues } from '../sampled-values.ts';
 import { Unusable } from '../tolerant.ts';
 
@@ -16,7 +16,8 @@ export const transactionEvent: ActionAdapter = {
     if (!transactionId) throw new Unusable('transactionInfo.transactionId is empty');
     const evse = p.evse === undefined ? null : r.obj(p.evse, 'evse');
     const evseId = evse ? r.connector(evse.id, 'evse.id') : null;
-    const idToken = p.idToken === undefined ? null : r.str(r.obj(p.idToken, 'idToken').idToken, 'idToken.idToken');
+    // D183: a NoAuthorization token names nobody: no id tag (its answer is Accepted, respond)
+    const idToken = p.idToken === undefined || isNoAuthorization(p.idToken) ? null : r.str(r.obj(p.idToken, 'idToken').idToken, 'idToken.idToken');
     const { readings, signed } = readMeterValues(r, 'ocpp2.0.1', p.meterValue);
     if (eventType === 'Started') {
       if (evseId === null) r.quirk('missing_evse');
@@ -47,9 +48,12 @@ export const transactionEvent: ActionAdapter = {
       signed,
     };
   },
-  respond(o) {
+  respond(o, params) {
     const verdict = o.kind === 'transaction' || o.kind === 'transaction_started' ? o.verdict : null;
-    return verdict ? { idTokenInfo: { status: verdict } } : {};
+    if (verdict) return { idTokenInfo: { status: verdict } };
+    // D183: 2.0.1 answers idTokenInfo whenever the request carried an idToken; a NoAuthorization one is Accepted
+    const idToken = params !== null && typeof params === 'object' ? (params as Record<string, unknown>).idToken : undefined;
+    return isNoAuthorization(idToken) ? { idTokenInfo: { status: 'Accepted' } } : {};
   },
   unusableAck: async () => ({}),
 };
