@@ -334,7 +334,8 @@ async function fleet(seed: number): Promise<void> {
       const expected = r?.status === 'registered' ? (r.delivered === units ? 'unchanged' : 'rejected') : r === undefined ? 'created' : r.delivered === units ? 'unchanged' : 'updated';
       expect(res.json().results[i].status, `seed ${seed} item ${i}`).toBe(expected);
       if (expected === 'created') m.set(it.month, { wh: null, units, delivered: units, heldWh: 0n, sessions: 0, source: 'cpo', status: 'delivered', ere: null });
-      if (expected === 'updated') m.set(it.month, { ...r!, wh: null, units, delivered: units, heldWh: 0n, source: 'cpo', status: 'delivered' });
+      // D205: a CPO delivery without a session count that replaces an OCPP month does not keep the OCPP sessions
+      if (expected === 'updated') m.set(it.month, { ...r!, wh: null, units, delivered: units, heldWh: 0n, sessions: r!.source === 'cpo' ? r!.sessions : 0, source: 'cpo', status: 'delivered' });
     }
   }
   await run();

@@ -133,7 +133,8 @@ export function decideMonthWrite(config: Pick<Config, 'CONNECTION_MAX_KW'>, row:
   }
   return {
     write: 'update',
-    set: { ...monthFigures(config, d), sessions: d.sessions ?? row.sessions, source: d.source },
+    // D205: a count left out keeps the month's own (a re-delivery), never the sessions of what the delivery replaces
+    set: { ...monthFigures(config, d), sessions: d.sessions ?? (row.source === d.source ? row.sessions : 0), source: d.source },
     result: { status: 'updated', kwh, energyMonthId: row.id },
   };
 }
