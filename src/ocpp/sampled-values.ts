@@ -162,6 +162,9 @@ const PHASE_FORMS = [
  * register a third short, which then went "backwards" and counted its recovery in full).
  */
 function phaseSum(samples: Sample[]): bigint | null {
+  // D206: a single-phase meter reports its register on L1 alone: that is its total (a home charger on one phase)
+  const phased = samples.filter((s) => s.phase !== '' && s.wh !== null);
+  if (phased.length > 0 && phased.every((s) => s.phase === 'L1' || s.phase === 'L1-N')) return phased[0]!.wh;
   for (const form of PHASE_FORMS) {
     const values = form.map((ph) => samples.find((s) => s.phase === ph && s.wh !== null)?.wh);
     if (values.every((v) => v !== undefined && v !== null)) return (values as bigint[]).reduce((a, b) => a + b, 0n);

@@ -56,10 +56,13 @@ describe('D180: a total from phases only when all three are there', () => {
         await send(5, [['L1', 2500], ['L2', 2500]]); // L3 missing: nothing
         await send(10, [['L1-N', 2000], ['L2', 2000], ['L3-N', 2000], ['N', 500], ['L1-L2', 9000]]); // mixed forms: nothing
         await send(15, [['L1-N', 2100], ['L2-N', 2100], ['L3-N', 2100], ['N', 500], ['L1-L2', 9000]]); // 6300
+        await send(20, [['L1', 6400]]); // D206: L1 alone is a single-phase meter's register
+        await send(25, [['L2', 6500]]); // another phase alone is not
       });
       expect((await readingsOf(ch.chargerId)).map((r) => [r.measured_at.toISOString(), r.wh, r.phase, r.anomaly])).toEqual([
         [iso(0), '3000', '', null],
         [iso(15), '6300', '', null],
+        [iso(20), '6400', '', null],
       ]);
       expect(await svc.deps.metrics.getSingleMetricAsString('ocpp_quirks_total')).toContain('kind="phases_incomplete"');
     });
