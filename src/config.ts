@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { validEmail } from './lib/email.ts';
+import { DEMO_OPERATOR } from './lib/operator.ts';
 
 // An empty value (`PORT=` in a .env file) means "not set", so the default applies instead of 0 or an error.
 const emptyAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -110,6 +111,9 @@ const host = z
   .refine((v) => isIP(v) !== 0 || hostName.test(v), 'must be an IP address or a host name')
   .default('0.0.0.0');
 
+/** the sandbox's operator name; production refuses it (D187) */
+export const PLACEHOLDER_OPERATOR_NAME = 'ERE Gateway B.V.';
+
 export const configSchema = z.object({
   APP_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
   NODE_ENV: z.string().optional(),
@@ -168,7 +172,7 @@ export const configSchema = z.object({
   ADMIN_URL: httpUrl,
 
   // C2: onboarding
-  OPERATOR_NAME: z.string().min(1).default('ERE Gateway B.V.'),
+  OPERATOR_NAME: z.string().min(1).default(PLACEHOLDER_OPERATOR_NAME),
   // C7.3 the operator's identity in every page and e-mail footer; unset: demo values in sandbox (src/lib/operator.ts),
   // left out in production
   OPERATOR_ADDRESS: optionalString,
@@ -278,6 +282,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const appEnv = parsed.success ? parsed.data.APP_ENV : env.APP_ENV;
   if (appEnv === 'production' && !env.DATA_ENCRYPTION_KEY?.trim()) {
     issues.push({ key: 'DATA_ENCRYPTION_KEY', message: 'required in production (32 bytes, base64)' });
+  }
+  // D187 (C7.3): production names the real operator on every page, e-mail and mandate clause; through Docker the
+  // placeholder "ERE Gateway B.V." was the authorized party of real customers' mandates. Unset or a placeholder: refused.
+  if (appEnv === 'production') {
+    const placeholders: Record<string, string> = {
+      OPERATOR_NAME: PLACEHOLDER_OPERATOR_NAME,
+      OPERATOR_ADDRESS: DEMO_OPERATOR.address,
+      OPERATOR_KVK: DEMO_OPERATOR.kvk,
+      OPERATOR_SUPPORT_EMAIL: DEMO_OPERATOR.supportEmail,
+      OPERATOR_PRIVACY_URL: DEMO_OPERATOR.privacyUrl,
+    };
+    const missing = Object.keys(placeholders).filter((k) => !env[k]?.trim() || env[k]!.trim() === placeholders[k]);
+    if (missing.length) {
+      issues.push({
+        key: missing.join(', '),
+        message: 'required in production, the operator named on every page, e-mail and mandate clause (C7.3); unset or the placeholder of .env.example',
+      });
+    }
   }
   // TLS on the service port (OCPP Security Profile 2 without a proxy): both files or neither, and readable.
   const tls = { TLS_CERT_FILE: env.TLS_CERT_FILE?.trim(), TLS_KEY_FILE: env.TLS_KEY_FILE?.trim() };

@@ -20,6 +20,15 @@ export interface TestService extends Service {
   close(): Promise<void>;
 }
 
+/** D187: production refuses to start without the operator's identity (C7.3); tests of production get this one */
+export const TEST_OPERATOR = {
+  OPERATOR_NAME: 'Laadstroom B.V.',
+  OPERATOR_ADDRESS: 'Stationsplein 1, 3511 ED Utrecht',
+  OPERATOR_KVK: '87654321',
+  OPERATOR_SUPPORT_EMAIL: 'support@laadstroom.example',
+  OPERATOR_PRIVACY_URL: 'https://laadstroom.example/privacy',
+};
+
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-test-'));
   return loadConfig({
@@ -39,6 +48,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     RATE_LIMIT_PUBLIC_PER_MIN: '100000',
     RATE_LIMIT_TOKEN_IP_PER_MIN: '100000',
     RATE_LIMIT_ADMIN_FAIL_PER_MIN: '100000',
+    ...(env.APP_ENV === 'production' ? TEST_OPERATOR : {}),
     ...env,
   });
 }

@@ -199,8 +199,9 @@ describe('operator identity from the configuration', () => {
   it('configured values win; production shows no demo value; one period ends a sentence', () => {
     const set = operatorOf(testConfig({ OPERATOR_NAME: 'Laadkrediet B.V.', OPERATOR_ADDRESS: 'Stationsplein 1, 3511 ED Utrecht', OPERATOR_KVK: '76543210', OPERATOR_SUPPORT_EMAIL: 'hulp@laadkrediet.nl', OPERATOR_PRIVACY_URL: 'https://laadkrediet.nl/privacy' }));
     expect(set).toEqual({ name: 'Laadkrediet B.V.', address: 'Stationsplein 1, 3511 ED Utrecht', kvk: '76543210', supportEmail: 'hulp@laadkrediet.nl', privacyUrl: 'https://laadkrediet.nl/privacy' });
-    const prod = operatorOf(testConfig({ APP_ENV: 'production' }));
-    expect(prod).toEqual({ name: 'ERE Gateway B.V.', address: null, kvk: null, supportEmail: null, privacyUrl: null });
+    // production refuses to start without all five (D187); operatorOf still never fills in a demo value there
+    const bare = { ...testConfig({ APP_ENV: 'production' }), OPERATOR_ADDRESS: undefined, OPERATOR_KVK: undefined, OPERATOR_SUPPORT_EMAIL: undefined, OPERATOR_PRIVACY_URL: undefined };
+    expect(operatorOf(bare)).toEqual({ name: 'Laadstroom B.V.', address: null, kvk: null, supportEmail: null, privacyUrl: null });
     expect(() => testConfig({ OPERATOR_KVK: '1234' })).toThrow(/OPERATOR_KVK/);
     expect(endSentence('ERE Gateway B.V.')).toBe('ERE Gateway B.V.');
     expect(endSentence('Laadkrediet BV')).toBe('Laadkrediet BV.');

@@ -26,3 +26,14 @@ describe('docker-compose.yml', () => {
     expect(service('sandbox')).toMatch(/profiles: \[sandbox\]/);
   });
 });
+
+describe('docker-compose.yml env file', () => {
+  it('D187: the production service reads an optional env file, and lists no key it could not take from there', () => {
+    expect(text).toMatch(/env_file:\n\s+- path: \$\{ENV_FILE:-\.env\}\n\s+required: false\n/);
+    expect(service('app')).toMatch(/<<: \*app/);
+    // a key given a value (even an empty default) in `environment:` would override the env file's
+    for (const k of ['DATA_ENCRYPTION_KEY', 'ADMIN_TOKEN', 'PUBLIC_BASE_URL', 'LOG_LEVEL', 'OPERATOR_NAME', 'SMTP_URL']) {
+      expect(service('app')).not.toMatch(new RegExp(`${k}: \\S`));
+    }
+  });
+});

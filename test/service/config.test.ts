@@ -2,9 +2,12 @@
 // .env.example documents every key.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { configSchema, ConfigError, loadConfig } from '../../src/config.ts';
+import { TEST_OPERATOR } from '../helpers/app.ts';
 
 describe('configuration (C0.5)', () => {
   it('defaults: sandbox on PGlite in ./data/sandbox, port 8080', () => {
@@ -37,7 +40,25 @@ describe('configuration (C0.5)', () => {
 
   it('production requires DATA_ENCRYPTION_KEY', () => {
     expect(() => loadConfig({ APP_ENV: 'production' })).toThrow(/DATA_ENCRYPTION_KEY/);
-    expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }).DATA_DIR).toBe('./data/production');
+    expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), ...TEST_OPERATOR }).DATA_DIR).toBe('./data/production');
+  });
+
+  it('D187: production refuses to start while an operator identity key is unset or the placeholder, in one line naming them; sandbox keeps its defaults', async () => {
+    const key = Buffer.alloc(32, 1).toString('base64');
+    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH ?? '', APP_ENV: 'production', DATA_ENCRYPTION_KEY: key, DATA_DIR: path.join(os.tmpdir(), `ere-d187-${process.pid}`), OPERATOR_KVK: '12345678', OPERATOR_PRIVACY_URL: 'https://laadstroom.example/privacy' },
+      timeout: 60_000,
+    }).then(
+      (x) => ({ code: 0, out: x.stdout + x.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+    );
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/^ {2}OPERATOR_NAME, OPERATOR_ADDRESS, OPERATOR_KVK, OPERATOR_SUPPORT_EMAIL: required in production, .*$/m);
+    expect(fs.existsSync(path.join(os.tmpdir(), `ere-d187-${process.pid}`))).toBe(false);
+    // the placeholder name is refused like an unset one; all five set starts
+    expect(() => loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: key, ...TEST_OPERATOR, OPERATOR_NAME: 'ERE Gateway B.V.' })).toThrow(/^ {2}OPERATOR_NAME: required in production/m);
+    expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: key, ...TEST_OPERATOR }).OPERATOR_NAME).toBe('Laadstroom B.V.');
+    expect(loadConfig({}).OPERATOR_NAME).toBe('ERE Gateway B.V.');
   });
 
   it('.env.example documents exactly the keys of the schema', () => {

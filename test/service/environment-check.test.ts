@@ -17,7 +17,7 @@ import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const base = { JOBS_ENABLED: 'false', LOG_LEVEL: 'warn' };
 const tmp = tempDirs('ere-envcheck-');
-export const PRODUCTION_OPERATOR = {
+const PRODUCTION_OPERATOR = {
   OPERATOR_NAME: 'Laadstroom B.V.',
   OPERATOR_ADDRESS: 'Stationsplein 1, 3511 ED Utrecht',
   OPERATOR_KVK: '87654321',
