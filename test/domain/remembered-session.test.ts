@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { rememberedSession, type SessionState } from '../../src/domain/charging/batch.ts';
 import type { SessionEnergy } from '../../src/domain/charging/readings.ts';
 
-const row = { id: '3f2b8a1e-0000-4000-8000-000000000001', charger_id: '3f2b8a1e-0000-4000-8000-000000000002', transaction_id: '17', connector_id: 1, status: 'active', end_provisional: false };
+const row = { id: '3f2b8a1e-0000-4000-8000-000000000001', charger_id: '3f2b8a1e-0000-4000-8000-000000000002', transaction_id: '17', connector_id: 1, status: 'active', end_provisional: false, started_at: new Date('2026-11-28T09:00:00Z') };
 const energy = (over: Partial<SessionEnergy> = {}): SessionEnergy => ({
   energy_wh: '12345',
   held_wh: '0',
@@ -27,6 +27,7 @@ const view = (s: SessionState) => ({
   connector_id: s.connector_id,
   status: s.status,
   end_provisional: s.end_provisional,
+  started_at: s.started_at,
   energy_wh: s.energy_wh,
   held_wh: s.held_wh,
   review_status: s.review_status,

@@ -91,6 +91,25 @@ describe('D178: a reused transaction id, and a resent old Ended', () => {
   });
 });
 
+describe('D178 on the set-based path: an old Ended without readings', () => {
+  it('resent while the reused id runs again, it ends nothing: the group commit refuses a stop dated before its session', async () => {
+    const ch = await withCharger('ocpp2.0.1', async (cli) => {
+      await cli.call('TransactionEvent', txEvent('9', 'Started', 0, 20_000));
+      const oldEnded = txEvent('9', 'Ended', 10, null);
+      await cli.call('TransactionEvent', oldEnded);
+      await cli.call('TransactionEvent', txEvent('9', 'Started', 600, 30_000));
+      await cli.call('TransactionEvent', txEvent('9', 'Updated', 610, 31_000));
+      await cli.call('TransactionEvent', { ...oldEnded, seqNo: seq++ });
+      await cli.call('TransactionEvent', txEvent('9', 'Updated', 620, 32_000));
+    });
+    const s = await sessionsOf(ch.chargerId);
+    expect(s.map((x) => [x.transaction_generation, x.status, x.ended_at?.toISOString() ?? null, x.energy_wh])).toEqual([
+      [0, 'completed', iso(10), '0'],
+      [1, 'active', null, '2000'],
+    ]);
+  });
+});
+
 describe('D179: a late Started', () => {
   it('after an Updated: the start time, start register and token are the Started\'s, the energy the readings\'', async () => {
     const ch = await withCharger('ocpp2.0.1', async (cli) => {

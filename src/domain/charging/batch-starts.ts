@@ -229,7 +229,7 @@ async function writeStarts(db: Db, items: BatchItem[], starts: StartCandidate[],
     if (!m) throw new Error('set-based starts: a session was not created'); // cannot happen: the statement wrote all or nothing
     out[c.index] = { kind: 'transaction_started', transactionId: m.transaction_id, verdict: c.ev.idTag === null ? null : (verdicts.get(c.index) ?? 'Accepted'), aside: [] };
     const cache = items[c.index]!.cache;
-    if (cache) cache.session = rememberedSession({ ...m, connector_id: c.ev.connectorId }, sessions[k]!, m.x);
+    if (cache) cache.session = rememberedSession({ ...m, connector_id: c.ev.connectorId, started_at: c.ev.startedAt }, sessions[k]!, m.x);
   });
   return 'written';
 }

@@ -105,6 +105,7 @@ function strictlyInTime(readings: EnergyReading[]): boolean {
 
 export interface SessionState extends SessionEnergy {
   id: string;
+  started_at: Date;
   /** D176: the session ends at a doubtful value (migrations/0078): the one-message path continues it */
   ends_doubtful: boolean;
   /** the row version (xmin) this state was read or written as */
@@ -116,7 +117,7 @@ export interface SessionState extends SessionEnergy {
   end_provisional: boolean;
 }
 
-const SESSION_COLUMNS = sql`s.id, s.xmin::text as x, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh,
+const SESSION_COLUMNS = sql`s.id, s.started_at, s.xmin::text as x, s.charger_id, s.transaction_id, s.connector_id, s.status, s.end_provisional, s.energy_wh,
   s.held_wh, s.review_status, s.review_reason, s.last_meter_wh, s.last_reading_at, s.last_power_w, s.meter_start_wh, s.ends_doubtful`;
 
 /** The readings' anomalies as the one-message path stores them: the fold's for register readings (foldSteps). */
@@ -142,6 +143,9 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     if (s.end_provisional && s.status === 'completed') continue;
     // a 2.0.1 transaction's session that ended for good: a replay, or a new transaction under a reused id (D99)
     if (c.chargerNamed && s.status === 'completed') continue;
+    // D178: a stop dated before the session began belongs to an earlier generation of a reused id (the one-message
+    // path finds it), never to this one
+    if (c.stop && c.stop.endedAt.getTime() < s.started_at.getTime()) continue;
     const since = s.last_reading_at;
     if (since === null || s.last_meter_wh === null || s.meter_start_wh === null) continue;
     // D176: a session ending at a doubtful value, or doubtful new values, take the one-message path: it folds the
@@ -279,7 +283,7 @@ function remember(items: BatchItem[], plan: Plan, xs: string[]): void {
 }
 
 /** What a session row is known by, and what no reading changes. */
-type SessionIdentity = Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional'>;
+type SessionIdentity = Pick<SessionState, 'id' | 'charger_id' | 'transaction_id' | 'connector_id' | 'status' | 'end_provisional' | 'started_at'>;
 
 /** An integer column's text as a number, NaN for null; undefined when it is not a safe integer (not remembered). */
 function wholeNumber(v: string | null): number | undefined {
@@ -316,9 +320,11 @@ class RememberedSession implements SessionState {
   private lastAt = NaN;
   private lastW = NaN;
   private xmin = 0;
+  private readonly startedAt: number;
 
   constructor(s: SessionIdentity, meterStartWh: string | null) {
     this.id = s.id;
+    this.startedAt = s.started_at.getTime();
     this.charger_id = s.charger_id;
     this.transaction_id = s.transaction_id;
     this.connector_id = s.connector_id;
@@ -348,6 +354,9 @@ class RememberedSession implements SessionState {
 
   get x(): string {
     return String(this.xmin);
+  }
+  get started_at(): Date {
+    return new Date(this.startedAt);
   }
   get energy_wh(): string {
     return String(this.energy);
