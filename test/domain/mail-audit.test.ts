@@ -12,7 +12,8 @@ import { testClock, type TestClock } from '../helpers/clock.ts';
 import { aPartner, type TestPartner } from '../helpers/factories.ts';
 import { adminHeaders, postCustomers } from '../helpers/partner-factories.ts';
 import { createMailer, deliverOutbox, MAX_ATTEMPTS } from '../../src/domain/invites/index.ts';
-import { requestSignInLink } from '../../src/domain/dashboard/sign-in.ts';
+import { requestSignInLink, SIGN_IN_LINK_MINUTES } from '../../src/domain/dashboard/sign-in.ts';
+import { SIGN_IN_MAIL_MINUTES } from '../../src/domain/invites/deliver.ts';
 import { askExistingUserToConfirm } from '../../src/domain/partners/claim-existing-user.ts';
 import { queueMessages } from '../../src/domain/invites/outbox.ts';
 import { operatorOf } from '../../src/lib/operator.ts';
@@ -281,6 +282,7 @@ describe('D171: an unsubscribe stops invites, not the mail the user asked for', 
     expect([unsub.statusCode, unsub.body.slice(0, 300)]).toEqual([200, expect.any(String)]);
 
     await aUser('weg@klant.nl');
+    expect(SIGN_IN_MAIL_MINUTES).toBe(SIGN_IN_LINK_MINUTES); // a sign-in mail is not sent after its link expired
     expect(await requestSignInLink(svc.deps, 'weg@klant.nl', 'nl')).toContain('/dashboard/sign-in/');
     await askExistingUserToConfirm(svc.deps, { id: (await rowTo('weg@klant.nl')).draft_id!, email: 'weg@klant.nl', partner_name: 'Groen Laden' }, 'u', 'claimtoken123', 'nl');
     // and a new invite would not go

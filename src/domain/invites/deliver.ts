@@ -13,9 +13,10 @@
 import type { Deps } from '../../deps.ts';
 import { eraseLinks, isTransactional, redactLinks, suppressionStops, unsubscribeUrl } from './outbox.ts';
 import { cutText } from '../../lib/nul.ts';
-import { SIGN_IN_LINK_MINUTES } from '../dashboard/sign-in.ts';
 
 const MINUTE = 60_000;
+/** C7.2: how long a sign-in link works (SIGN_IN_LINK_MINUTES of dashboard/sign-in.ts, which imports this folder) */
+export const SIGN_IN_MAIL_MINUTES = 15;
 /** D170: the wait after the n-th failed attempt: 2^(n-1) minutes, at most an hour */
 export const retryDelayMs = (attempt: number): number => Math.min(2 ** Math.min(attempt - 1, 10), 60) * MINUTE;
 /** D170: a message is retried for two days from its first attempt (a long week-end outage of a relay is not covered) */
@@ -131,7 +132,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
       continue;
     }
     // a sign-in link is of no use once it has expired
-    if (m.kind === 'dashboard_sign_in' && at.getTime() > m.created_at.getTime() + SIGN_IN_LINK_MINUTES * MINUTE) {
+    if (m.kind === 'dashboard_sign_in' && at.getTime() > m.created_at.getTime() + SIGN_IN_MAIL_MINUTES * MINUTE) {
       await deps.db
         .updateTable('outbox_messages')
         .set({ status: 'failed', failed_at: at, last_error: 'the sign-in link expired before it could be delivered', body: redactLinks(m.body), links_erased_at: at })
