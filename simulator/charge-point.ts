@@ -30,7 +30,7 @@ import {
 } from './charge-point-types.ts';
 import { ChargePointLink, type LinkOptions } from './link.ts';
 import { LiveSessions, type LiveStart } from './live-session.ts';
-import { loadMeterState, passwordDigest, saveMeterState, stateFile, type MeterState } from './meter-state.ts';
+import { loadMeterState, passwordDigest, savedPasswordFor, saveMeterState, stateFile, type MeterState } from './meter-state.ts';
 
 export * from './charge-point-types.ts';
 
@@ -84,6 +84,12 @@ export class ChargePoint extends ChargePointLink {
   private passwordSet: MeterState['password'];
   private readonly changedSettings = new Set<string>();
   private saveTimer: NodeJS.Timeout | undefined;
+  /** the central system changed a setting or the password: worth keeping even before a boot was accepted */
+  private stateTouched = false;
+  /** why the last save failed (cleared by a save that succeeds); the CLI reports it at the end */
+  saveError: string | undefined;
+  /** the password the central system set in an earlier run replaced the one this run was given (or had none) */
+  usesSavedPassword: { at: string } | undefined;
 
   constructor(options: ChargePointOptions) {
     super(options);
@@ -119,9 +125,10 @@ export class ChargePoint extends ChargePointLink {
       this.changedSettings.add(key);
     }
     // the password the central system set replaces the one this run was given, unless another one was given
-    if (state.password && (this.givenPassword === null || this.givenPassword === state.password.replaces)) {
+    if (state.password && savedPasswordFor(state, this.opts.password)) {
       this.opts.password = state.password.value;
       this.passwordSet = state.password;
+      this.usesSavedPassword = { at: state.password.at };
     }
     const registers = [...this.registers].map(([c, wh]) => `connector ${c} at ${wh} Wh`).join(', ');
     this.log(`${this.opts.identity}: meter continues from ${stateFile(this.stateDir!, this.opts.identity)} (${registers})`);
@@ -130,6 +137,7 @@ export class ChargePoint extends ChargePointLink {
   /** a setting the central system changed (ChangeConfiguration, SetVariables): kept for the next run */
   settingChanged(key: string): void {
     this.changedSettings.add(key);
+    this.stateTouched = true;
     this.saveState();
   }
 
@@ -138,6 +146,9 @@ export class ChargePoint extends ChargePointLink {
     clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
     if (!this.stateDir) return;
+    // nothing to keep before the central system accepted the charger (a refused connection, a 401, writes no file),
+    // unless it changed a setting or the password meanwhile (during Pending)
+    if (this.bootCount === 0 && !this.stateTouched) return;
     const settings = Object.fromEntries([...this.changedSettings].map((k) => [k, this.settings.get(k)!.value]));
     try {
       saveMeterState(this.stateDir, {
@@ -149,8 +160,10 @@ export class ChargePoint extends ChargePointLink {
         ...(this.passwordSet ? { password: this.passwordSet } : {}),
         updatedAt: this.now().toISOString(),
       });
+      this.saveError = undefined;
     } catch (err) {
-      this.stats.recordError(`${this.opts.identity}: meter state not saved: ${(err as Error).message}`);
+      this.saveError = `${this.opts.identity}: meter state not saved to ${stateFile(this.stateDir, this.opts.identity)}: ${(err as Error).message}`;
+      this.stats.recordError(this.saveError);
     }
   }
 
@@ -168,6 +181,18 @@ export class ChargePoint extends ChargePointLink {
       await this.statusNotification(c, this.live.has(c) ? 'Charging' : 'Available');
     }
     await this.flushQueue(flush);
+  }
+
+  /** the run is being stopped: waits end, and every live session is stopped as on a local stop (reason Local) */
+  override interrupt(): void {
+    super.interrupt();
+    void this.stopCharging('Local');
+  }
+
+  /** stop every live session (as the charger's own stop: reason Local unless said) and wait until each has ended */
+  async stopCharging(reason: StopReason = 'Local'): Promise<SessionRecord[]> {
+    const stopped = await Promise.all(this.live.connectors().map((c) => this.stopLiveSession(c, reason).catch(() => undefined)));
+    return stopped.filter((r): r is SessionRecord => r !== undefined);
   }
 
   override async close(): Promise<void> {
@@ -364,6 +389,7 @@ export class ChargePoint extends ChargePointLink {
     if (password === undefined || !/^[\x21-\x7e]{16,40}$/.test(password)) return 'Rejected';
     this.opts.password = password;
     this.passwordSet = { value: password, replaces: this.givenPassword, at: this.now().toISOString() };
+    this.stateTouched = true;
     this.saveState();
     this.emit('password', password);
     return 'Accepted';

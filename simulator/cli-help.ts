@@ -7,8 +7,10 @@ export const HELP = `Usage: npm run simulate -- --url ws://host:port/ocpp [optio
 Connection
   --url URL              central system endpoint without the identity (ws:// or wss://), e.g. ws://localhost:8080/ocpp
   --identity ID          charge point identity (default SIM-0001; appended to --url)
-  --password PW          Basic-auth password (Security Profile 1/2)
-  --csv FILE             identity,password per line (many charge points; a header line is skipped)
+  --password PW          Basic-auth password (Security Profile 1/2); visible in ps, prefer:
+  --password-file FILE   the password on the file's first line (else $SIMULATOR_PASSWORD, if set)
+  --csv FILE             identity,password per line (many charge points; a header line is skipped; CSV quoting:
+                         a password with , or " is quoted, "" for a quote, as --write-csv writes it)
   --protocol P           ocpp1.6 (default) or ocpp2.0.1
   --vendor V --model M --serial S --firmware F   sent in BootNotification (default Alfen BV / NG910-60023)
   --connectors N         connectors (1.6) / EVSEs (2.0.1), default 1
@@ -28,7 +30,8 @@ Scenario
                          load | idle (fleet workloads; default for --count > 1: load)
   --energy WH            session: energy to deliver (default 10000 Wh)
   --power W              session/load: charging power, at least 1 (default 7400 W)
-  --minutes N            session: duration, at least 1 (default: energy / power)
+  --minutes N            session: duration, at least 1 (default: energy / power); with --realtime the live
+                         session lasts N minutes at energy / minutes (give two of --energy, --power, --minutes)
   --meter-interval S     seconds between MeterValues (simulated; session 60, month 900, offline/quirks 600)
   --month YYYY-MM        month: the month to simulate, month 01-12 (default: previous month)
   --sessions N           month/offline/quirks: number of sessions
@@ -39,10 +42,12 @@ Scenario
                          no-subprotocol is 1.6 only)
   --id-tag TAG           session/month/offline/quirks: the id tag the sessions start with (default SIMTAG01); a
                          tag the central system does not accept is not charged on
-  --stay                 after the scenario keep running and answer the central system (Ctrl-C to stop)
+  --stay                 after the scenario keep running and answer the central system (Ctrl-C to stop: a running
+                         transaction is stopped, reason Local, and the energy delivered while staying printed)
 
 Fleet
-  --count N              number of charge points (identities PREFIX0001..)
+  --count N              number of charge points (1 to 1000000), identities PREFIX1..PREFIXN zero-padded to N's
+                         width (PREFIX01..PREFIX10 for 10)
   --prefix P             identity prefix for --count (default SIM-<random>-)
   --register             register the identities on the ere-gateway first (Personal POST /chargers)
   --token T              personal token with chargers:write (for --register)

@@ -2,12 +2,13 @@
 import fs from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { PROTOCOLS, QUIRKS, type Protocol, type Quirk } from './charge-point.ts';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { PROTOCOLS, QUIRKS, type Protocol, type Quirk, type SessionRecord } from './charge-point.ts';
 import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './load.ts';
 import { apiUrlFromOcppUrl, registerChargers, type Credential } from './register.ts';
 import { SCENARIOS, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
 import { describe as describePlan, parseMonth } from './scenarios/plan.ts';
-import { defaultStateDir, stateFile } from './meter-state.ts';
+import { defaultStateDir, loadMeterState, savedPasswordFor, stateFile } from './meter-state.ts';
 import { HELP } from './cli-help.ts';
 
 
@@ -37,15 +38,21 @@ function fail(msg: string): never {
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) fail(`--${name} must be a non-negative integer, got ${v}`);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) fail(`--${name} must be a non-negative integer (at most ${Number.MAX_SAFE_INTEGER}), got ${v}`);
   return Number(v);
 }
 
-/** a whole number of at least 1 (a power or a duration: 0 would divide by zero or send energy in no time) */
-function positive(name: string, v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1) fail(`--${name} must be a whole number of at least 1, got ${v}`);
+/**
+ * a whole number of at least 1 (a power, a duration, an interval, a count: 0 would divide by zero, send energy in no
+ * time or time every call out) and at most `max`
+ */
+function positive(name: string, v: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) fail(`--${name} must be a whole number ${max === Number.MAX_SAFE_INTEGER ? 'of at least 1' : `from 1 to ${max}`}, got ${v}`);
   return Number(v);
 }
+
+/** the most charge points one process runs (--count); a benchmark spreads more over several driver processes */
+const MAX_COUNT = 1_000_000;
 
 /** A share between 0 and 1 (a decimal number). */
 function share01(name: string, v: string): number {
@@ -54,9 +61,23 @@ function share01(name: string, v: string): number {
   return n;
 }
 
+/**
+ * identity,password lines, parsed as CSV (RFC 4180): a password holding `,` or `"` is quoted, as --write-csv writes it;
+ * a header line (identity,…) and # comment lines are skipped. An unreadable or malformed file is a usage error.
+ */
 function readCsv(file: string): Credential[] {
-  const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  const rows = lines.map((l) => l.split(',').map((c) => c.trim().replace(/^"|"$/g, '')));
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    fail(`--csv ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  let rows: string[][];
+  try {
+    rows = parseCsv(text, { skip_empty_lines: true, comment: '#', comment_no_infix: true, relax_column_count: true, trim: true }) as string[][];
+  } catch (err) {
+    fail(`--csv ${file}: ${(err as Error).message}`);
+  }
   if (rows[0] && /^identity$/i.test(rows[0][0] ?? '')) rows.shift();
   return rows.map(([identity, password]) => {
     if (!identity) fail(`${file}: empty identity`);
@@ -64,10 +85,36 @@ function readCsv(file: string): Credential[] {
   });
 }
 
+/** a CSV field: quoted when it holds a comma, a quote or a line break (so readCsv gets it back unchanged) */
+function csvField(v: string): string {
+  return /[",\r\n]|^\s|\s$/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** --password, else --password-file (its first line), else $SIMULATOR_PASSWORD; and where it came from */
+function givenPassword(a: { password?: string | undefined; 'password-file'?: string | undefined }): { password: string | undefined; source: string } {
+  if (a.password !== undefined && a['password-file'] !== undefined) fail('--password and --password-file exclude each other');
+  if (a.password !== undefined) return { password: a.password, source: '--password' };
+  if (a['password-file'] !== undefined) {
+    let text: string;
+    try {
+      text = fs.readFileSync(a['password-file'], 'utf8');
+    } catch (err) {
+      fail(`--password-file ${a['password-file']}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    }
+    const password = text.split(/\r?\n/)[0]!;
+    if (!password) fail(`--password-file ${a['password-file']}: the first line is empty`);
+    return { password, source: '--password-file' };
+  }
+  const env = process.env.SIMULATOR_PASSWORD;
+  if (env) return { password: env, source: 'SIMULATOR_PASSWORD' };
+  return { password: undefined, source: 'no password' };
+}
+
 const OPTIONS = {
   url: { type: 'string' },
   identity: { type: 'string' },
   password: { type: 'string' },
+  'password-file': { type: 'string' },
   csv: { type: 'string' },
   protocol: { type: 'string', default: 'ocpp1.6' },
   vendor: { type: 'string' },
@@ -132,6 +179,14 @@ async function main(): Promise<void> {
   }
   if (!a.url) fail('--url is required');
   if (!/^wss?:\/\//.test(a.url)) fail('--url must start with ws:// or wss://');
+  // the identity is appended to the path: ws:// alone would make it the host name
+  let host = '';
+  try {
+    host = new URL(a.url).hostname;
+  } catch {
+    /* below */
+  }
+  if (!host || a.url.replace(/^wss?:\/\//, '').startsWith('/')) fail(`--url must name a host, e.g. ws://localhost:8080/ocpp, got ${a.url}`);
   if (a['wait-go'] && !process.send) fail('--wait-go needs a parent process that sends {"cmd":"go"} over IPC');
   const protocol = a.protocol as Protocol;
   if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
@@ -149,11 +204,15 @@ async function main(): Promise<void> {
   if (a['no-state'] && a['state-dir']) fail('--state-dir and --no-state exclude each other');
   let credentials: Credential[];
   const fleetMode = a.csv !== undefined || a.count !== undefined;
-  if (a.csv) credentials = readCsv(a.csv);
-  else if (a.count !== undefined) {
+  const given = givenPassword(a);
+  let passwordSource = given.source;
+  if (a.csv !== undefined) {
+    credentials = readCsv(a.csv);
+    passwordSource = `--csv ${a.csv}`;
+  } else if (a.count !== undefined) {
     const prefix = a.prefix ?? `SIM-${Math.random().toString(16).slice(2, 8).toUpperCase()}-`;
-    credentials = identitiesFor(prefix, int('count', a.count)!).map((identity) => ({ identity, password: a.password }));
-  } else credentials = [{ identity: a.identity ?? 'SIM-0001', password: a.password }];
+    credentials = identitiesFor(prefix, positive('count', a.count, MAX_COUNT)).map((identity) => ({ identity, password: given.password }));
+  } else credentials = [{ identity: a.identity ?? 'SIM-0001', password: given.password }];
   if (credentials.length === 0) fail('no charge points');
 
   const scenario = a.scenario ?? (credentials.length > 1 ? 'load' : 'boot');
@@ -163,30 +222,34 @@ async function main(): Promise<void> {
     ...(a.energy !== undefined ? { energyWh: int('energy', a.energy)! } : {}),
     ...(a.power !== undefined ? { powerW: positive('power', a.power) } : {}),
     ...(a.minutes !== undefined ? { durationS: positive('minutes', a.minutes) * 60 } : {}),
-    ...(a['meter-interval'] !== undefined ? { meterIntervalS: Math.max(1, int('meter-interval', a['meter-interval'])!) } : {}),
+    ...(a['meter-interval'] !== undefined ? { meterIntervalS: positive('meter-interval', a['meter-interval']) } : {}),
     ...(a.month !== undefined ? { month: a.month } : {}),
     ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
     ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
     ...(a.realtime ? { realtime: true } : {}),
     ...(idTag !== undefined ? { idTag } : {}),
   };
+  // a live session lasts --minutes at the power that delivers --energy in them: a --power beside both cannot hold too
+  if (a.realtime && a.energy !== undefined && a.power !== undefined && a.minutes !== undefined) {
+    fail('--realtime takes two of --energy, --power and --minutes (with --minutes and --energy the power is energy / minutes)');
+  }
   // the fleet's numbers, checked before anything connects (or registers)
   const fleetNumbers = {
-    rampPerSecond: int('ramp', a.ramp) ?? 50,
+    rampPerSecond: a.ramp !== undefined ? positive('ramp', a.ramp) : 50,
     ratePerSecond: int('rate', a.rate) ?? 0,
     durationS: int('duration', a.duration) ?? 10,
     ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
     stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
     ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
   };
-  const callTimeoutMs = int('timeout-ms', a['timeout-ms']) ?? 30_000;
-  const connectors = a.connectors !== undefined ? Math.max(1, int('connectors', a.connectors)!) : undefined;
+  const callTimeoutMs = a['timeout-ms'] !== undefined ? positive('timeout-ms', a['timeout-ms']) : 30_000;
+  const connectors = a.connectors !== undefined ? positive('connectors', a.connectors) : undefined;
 
   if (a.register) {
     const apiUrl = a['api-url'] ?? apiUrlFromOcppUrl(a.url);
     const reg = await registerChargers({ apiUrl, identities: credentials.map((c) => c.identity), token: a.token, adminToken: a['admin-token'], log });
     credentials = reg.credentials;
-    if (a['write-csv']) fs.writeFileSync(a['write-csv'], 'identity,password\n' + credentials.map((c) => `${c.identity},${c.password ?? ''}`).join('\n') + '\n');
+    if (a['write-csv']) fs.writeFileSync(a['write-csv'], 'identity,password\n' + credentials.map((c) => `${csvField(c.identity)},${csvField(c.password ?? '')}`).join('\n') + '\n');
     if (!a.json) process.stderr.write(`registered ${credentials.length} charger(s) on ${apiUrl}\n`);
   }
 
@@ -209,8 +272,22 @@ async function main(): Promise<void> {
   const abort = new AbortController();
   // every charger of a fleet waits on this one signal (one listener per pending wait)
   setMaxListeners(0, abort.signal);
-  process.once('SIGINT', () => abort.abort());
-  process.once('SIGTERM', () => abort.abort());
+  // the first SIGINT/SIGTERM stops the run: a scenario's running transaction is stopped as a charger's own stop
+  // (reason Local), a boot retry's wait ends, --stay ends, the meter is saved and the summary printed (exit 130 for
+  // SIGINT, 143 for SIGTERM when the signal cut a scenario short). A second signal exits at once.
+  let signalled: NodeJS.Signals | undefined;
+  const signalExit = (sig: NodeJS.Signals) => (sig === 'SIGTERM' ? 143 : 130);
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      process.stderr.write(`simulate: ${sig} again: exiting at once (a transaction still running stays open on the central system)\n`);
+      process.exit(signalExit(sig));
+    }
+    signalled = sig;
+    process.stderr.write(`simulate: ${sig}: stopping (a running transaction is stopped, reason Local); ${sig} again exits at once\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   // IPC to a parent (the benchmark); a parent that went away is not an error here
   const send = (msg: unknown) => {
     if (process.send && process.connected) {
@@ -223,6 +300,16 @@ async function main(): Promise<void> {
 
   if (credentials.length === 1 && !fleetOnly) {
     const c = credentials[0]!;
+    // the default meter is a single charger's: --count and --csv are fleet mode (no meter unless --state-dir),
+    // even when they name one charger
+    const stateDir = a['no-state'] ? undefined : a['state-dir'] ? a['state-dir'] : fleetMode ? undefined : defaultStateDir();
+    // a password the central system set in an earlier run replaces the given one (as on the charger): say so
+    const saved = stateDir ? savedPasswordFor(loadMeterState(stateDir, c.identity), c.password) : undefined;
+    if (saved) {
+      process.stderr.write(
+        `simulate: ${c.identity}: using the password the central system set on ${saved.at} (kept in ${stateFile(stateDir!, c.identity)}) instead of ${c.password === undefined ? 'none' : `the one from ${passwordSource}`}\n`,
+      );
+    }
     const { result, cp } = await runScenario(
       scenario as ScenarioName,
       {
@@ -233,21 +320,18 @@ async function main(): Promise<void> {
         log,
         ...(a.serial ? { serial: a.serial } : {}),
         ...common,
-        // the default meter is a single charger's: --count and --csv are fleet mode (no meter unless --state-dir),
-        // even when they name one charger
-        ...(a['no-state'] ? {} : a['state-dir'] ? { stateDir: a['state-dir'] } : fleetMode ? {} : { stateDir: defaultStateDir() }),
+        ...(stateDir ? { stateDir } : {}),
       },
-      params,
+      { ...params, signal: abort.signal },
     );
-    if (a.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    else {
+    const scenarioSessions = cp.sessions.length;
+    if (!a.json) {
       process.stdout.write(`${scenario} on ${c.identity} (${protocol}${result.quirks.length ? `, quirks ${result.quirks.join(',')}` : ''})\n`);
-      for (const s of result.sessions)
-        process.stdout.write(`  session ${s.transactionId ?? '?'}  ${s.startedAt} → ${s.stoppedAt}  ${s.meterStartWh} → ${s.meterStopWh} Wh  ${s.energyWh} Wh${s.offline ? '  (offline, replayed)' : ''}${s.stopReason === 'DeAuthorized' ? '  (id tag not accepted: stopped at once)' : ''}\n`);
+      for (const s of result.sessions) process.stdout.write(sessionLine(s));
       if (result.reconnectMs !== undefined) process.stdout.write(`  reconnect + boot: ${result.reconnectMs} ms\n`);
       process.stdout.write(`  messages ${result.messages.sent}, acknowledged ${result.messages.acked}, errors ${result.messages.errors}\n`);
       for (const e of result.errors) process.stdout.write(`  error: ${e}\n`);
-      if (cp.stateDir) process.stdout.write(`  meter kept in ${stateFile(cp.stateDir, c.identity)}${cp.restored ? ' (continued)' : ' (new)'}\n`);
+      if (result.interrupted) process.stdout.write(`  interrupted by ${signalled ?? 'a signal'}: stopped before the scenario's end\n`);
       // simulated time: a run soon after another can place its sessions before the meter's last reading
       const lastAt = (c: number) => Date.parse(cp.restored?.lastReadingAt[String(c)] ?? '') || 0;
       const overlap = result.sessions.find((s) => Date.parse(s.startedAt) < lastAt(s.connectorId));
@@ -255,13 +339,32 @@ async function main(): Promise<void> {
       process.stdout.write(`energy delivered: ${result.energyWh} Wh\n`);
     }
     send({ type: 'result', result });
-    if (a.stay && !abort.signal.aborted) {
-      process.stderr.write(`connected as ${c.identity}; answering the central system until Ctrl-C\n`);
-      await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve()));
+    let stay: { sessions: typeof result.sessions; energyWh: number } | undefined;
+    if (a.stay && !result.interrupted) {
+      if (!abort.signal.aborted) {
+        process.stderr.write(`connected as ${c.identity}; answering the central system until Ctrl-C\n`);
+        await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+      }
+      // a session the central system started while we stayed is stopped as the charger's own stop (reason Local)
+      cp.interrupt();
+      await cp.stopCharging('Local');
+      const sessions = cp.sessions.slice(scenarioSessions);
+      stay = { sessions, energyWh: sessions.reduce((s, r) => s + r.energyWh, 0) };
+      if (!a.json) {
+        for (const s of sessions) process.stdout.write(sessionLine(s));
+        process.stdout.write(`energy delivered while staying: ${stay.energyWh} Wh\n`);
+      }
     }
+    // close saves the meter: only then is it said to be kept (or that it was not)
+    await cp.stopCharging('Local');
     await cp.close();
-    // a failed call fails the run; so does an id tag on which no session could charge (each rejection is in errors)
-    process.exitCode = result.messages.errors > 0 || (result.rejected.length > 0 && result.charged === 0) ? 1 : 0;
+    if (a.json) process.stdout.write(JSON.stringify({ ...result, ...(stay ? { stay } : {}) }, null, 2) + '\n');
+    else if (cp.stateDir && !cp.saveError) process.stdout.write(`  meter kept in ${stateFile(cp.stateDir, c.identity)}${cp.restored ? ' (continued)' : ' (new)'}\n`);
+    if (cp.saveError) process.stderr.write(`simulate: ${cp.saveError}\n`);
+    // a failed call fails the run; so does an id tag on which no session could charge (each rejection is in errors),
+    // and a meter that could not be saved; else a scenario cut short by a signal exits 130 (SIGINT) / 143 (SIGTERM)
+    const failed = result.messages.errors > 0 || (result.rejected.length > 0 && result.charged === 0) || cp.saveError !== undefined;
+    process.exitCode = failed ? 1 : result.interrupted && signalled ? signalExit(signalled) : 0;
     return;
   }
 
@@ -314,7 +417,11 @@ async function main(): Promise<void> {
     );
   }
   const noneCharged = summary.sessions !== undefined && summary.sessions.rejected > 0 && summary.sessions.charged === 0;
-  process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 || noneCharged ? 1 : 0;
+  process.exitCode = summary.connect_failures > 0 || summary.messages.errors > 0 || noneCharged ? 1 : signalled ? signalExit(signalled) : 0;
+}
+
+function sessionLine(s: SessionRecord): string {
+  return `  session ${s.transactionId ?? '?'}  ${s.startedAt} → ${s.stoppedAt}  ${s.meterStartWh} → ${s.meterStopWh} Wh  ${s.energyWh} Wh${s.offline ? '  (offline, replayed)' : ''}${s.stopReason === 'DeAuthorized' ? '  (id tag not accepted: stopped at once)' : ''}\n`;
 }
 
 /** IPC messages handed to process.send and not written yet (a fleet's summary is megabytes of latency samples) */

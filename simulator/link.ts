@@ -52,6 +52,8 @@ export abstract class ChargePointLink extends EventEmitter {
   protected rebooting: Promise<void> | undefined;
   private reconnecting = false;
   protected abort = new AbortController();
+  /** set by interrupt(): the run is being stopped (the CLI got SIGINT/SIGTERM); waits end, scenarios stop */
+  interrupted = false;
 
   constructor(options: ChargePointOptions) {
     super();
@@ -231,6 +233,17 @@ export abstract class ChargePointLink extends EventEmitter {
     this.startHeartbeats();
   }
 
+  /**
+   * the run is being stopped (a signal): a boot retry's or a reconnect's wait ends at once (the boot then throws), the
+   * scenarios stop at their next step; the connection stays open until close() (a running transaction is stopped first)
+   */
+  interrupt(): void {
+    if (this.interrupted) return;
+    this.interrupted = true;
+    this.abort.abort();
+    this.emit('interrupted');
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     this.abort.abort();
@@ -327,6 +340,7 @@ export abstract class ChargePointLink extends EventEmitter {
       const waitMs = Math.max(this.opts.minBootRetryMs, interval * 1000);
       this.log(`${this.opts.identity}: BootNotification ${status}, retrying in ${Math.round(waitMs / 1000)} s`);
       await sleep(waitMs, this.abort.signal);
+      if (this.interrupted) throw new Error(`${this.opts.identity}: interrupted while ${status}`);
       if (this.closing || !this.connected) throw new Error(`${this.opts.identity}: closed while ${status}`);
     }
   }

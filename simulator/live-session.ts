@@ -98,6 +98,8 @@ export class LiveSessions {
     // known from the moment the transaction started: a stop the central system sends on seeing the start finds it
     this.sessions.set(connectorId, session);
     await cp.statusNotification(connectorId, 'Charging');
+    // the run was stopped while this session started: stopped at once, as on a local stop
+    if (cp.interrupted && !session.stopping) void this.stop(connectorId, 'Local').catch(() => {});
     if (!session.stopping) {
       session.lastTick = performance.now();
       session.timer = setInterval(() => void this.tick(connectorId), this.intervalMs());

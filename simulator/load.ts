@@ -253,9 +253,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
     const loopDelay: { steady: FleetSummary['driver_loop_delay_steady_ms'] } = { steady: null };
     if (workload === 'load') {
       energy = await loadWorkload(live, o, durationMs, stats, periodic, loopDelay);
-    } else if (workload === 'idle' || workload === 'boot') {
+    } else if (workload === 'idle') {
       await sleep(durationMs, o.signal);
     } else if (workload !== 'storm') {
+      // a single-charger scenario on every charger, on the connection the ramp-up booted (boot: its heartbeat)
       const results = await Promise.all(
         live.map((cp) =>
           playScenario(workload, cp, o.scenarioParams ?? {}).catch((err) => {
@@ -265,8 +266,10 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
         ),
       );
       energy = results.reduce((s, r) => s + (r?.energyWh ?? 0), 0);
-      sessions = { charged: 0, rejected: 0 };
+      // boot plays no session: no sessions line
+      if (workload !== 'boot') sessions = { charged: 0, rejected: 0 };
       for (const r of results) {
+        if (!sessions) break;
         if (!r) continue;
         sessions.charged += r.charged;
         sessions.rejected += r.rejected.length;

@@ -43,6 +43,16 @@ export function passwordDigest(password: string | undefined): string | null {
   return password === undefined ? null : crypto.createHash('sha256').update(password).digest('hex');
 }
 
+/**
+ * the password a run uses when the saved state holds one the central system set: that one, when the run was given
+ * no password or the one it replaced; undefined: the given password
+ */
+export function savedPasswordFor(state: MeterState | undefined, given: string | undefined): MeterState['password'] | undefined {
+  if (!state?.password) return undefined;
+  const digest = passwordDigest(given);
+  return digest === null || digest === state.password.replaces ? state.password : undefined;
+}
+
 /** the saved meter of this identity, or undefined when it has none; a damaged file is an error, not a reset */
 export function loadMeterState(dir: string, identity: string): MeterState | undefined {
   const file = stateFile(dir, identity);

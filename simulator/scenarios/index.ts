@@ -34,6 +34,12 @@ export interface ScenarioParams {
   duplicate?: boolean;
   /** explicit plan (offline, quirks, month): the same sessions a clean run played */
   plan?: PlannedSession[];
+  /**
+   * stops the run (the CLI's SIGINT/SIGTERM): a boot retry's wait ends, a running transaction is stopped as on a
+   * local stop (reason Local; a scripted one at its last reading), no further session starts; the result says
+   * `interrupted`
+   */
+  signal?: AbortSignal;
 }
 
 export interface ScenarioResult {
@@ -55,6 +61,8 @@ export interface ScenarioResult {
   /** the sessions that charged (not rejected) */
   charged: number;
   errors: string[];
+  /** the run was stopped before its end (ScenarioParams.signal) */
+  interrupted?: boolean;
 }
 
 /** a rejected id tag ends that session, not the run */
@@ -88,6 +96,7 @@ function result(name: ScenarioName, cp: ChargePoint, p: Played, extra: Partial<S
     rejected,
     charged: sessions.filter((r) => r.stopReason !== 'DeAuthorized').length,
     errors: [...cp.stats.lastErrors, ...rejected.map((r) => `${cp.opts.identity}: ${describeRejection(r)}`)],
+    ...(cp.interrupted ? { interrupted: true } : {}),
     ...extra,
   };
 }
@@ -146,11 +155,19 @@ export async function runScenario(
   const options = { ...cpOptions };
   if (name === 'quirks' && (!options.quirks || options.quirks.length === 0)) options.quirks = defaultQuirks(options.protocol);
   const cp = new ChargePoint(options);
+  const signal = params.signal;
+  const onAbort = () => cp.interrupt();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) cp.interrupt();
   try {
     return { result: await playScenario(name, cp, params), cp };
   } catch (err) {
+    // stopped while connecting or booting (a boot retry's wait): no session ran; the result says interrupted
+    if (cp.interrupted) return { result: result(name, cp, played()), cp };
     await cp.close();
     throw err;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -166,19 +183,31 @@ export async function playScenario(name: ScenarioName, cp: ChargePoint, p: Scena
       await ensureStarted(cp);
       if (p.realtime) {
         const s = planFor('session', p)[0]!;
+        if (cp.interrupted) return result(name, cp, out);
+        // --minutes: the live session lasts that long, at the power that delivers --energy in it (or at --power,
+        // without an energy limit, when no energy is given); without it, it runs until --energy is delivered
+        const timed = p.durationS !== undefined;
+        const powerW = timed && p.energyWh !== undefined ? (p.energyWh * 3600) / p.durationS! : s.powerW;
         await attempt(out, async () => {
-          const { done } = await cp.startLiveSession({ connectorId: s.connectorId, idTag: s.idTag, powerW: s.powerW, maxEnergyWh: s.energyWh });
-          return done;
+          const { done } = await cp.startLiveSession({
+            connectorId: s.connectorId,
+            idTag: s.idTag,
+            powerW,
+            ...(!timed || p.energyWh !== undefined ? { maxEnergyWh: s.energyWh } : {}),
+          });
+          if (!timed) return done;
+          const timer = setTimeout(() => void cp.stopLiveSession(s.connectorId, 'EVDisconnected').catch(() => {}), (p.durationS! * 1000) / cp.opts.liveTimeScale);
+          return done.finally(() => clearTimeout(timer));
         });
         return result(name, cp, out);
       }
-      for (const s of planFor('session', p)) await attempt(out, () => playSession(cp, s));
+      for (const s of planFor('session', p)) if (!cp.interrupted) await attempt(out, () => playSession(cp, s));
       return result(name, cp, out);
     }
     case 'month':
     case 'quirks': {
       await ensureStarted(cp);
-      for (const s of planFor(name, p)) await attempt(out, () => playSession(cp, s));
+      for (const s of planFor(name, p)) if (!cp.interrupted) await attempt(out, () => playSession(cp, s));
       return result(name, cp, out);
     }
     case 'offline': {
@@ -189,11 +218,12 @@ export async function playScenario(name: ScenarioName, cp: ChargePoint, p: Scena
       await ensureStarted(cp);
       const first = plan.length >= 3 ? 1 : 0;
       const lastOffline = plan.length >= 3 ? plan.length - 1 : plan.length;
-      for (let i = 0; i < first; i++) await attempt(out, () => playSession(cp, plan[i]!));
+      for (let i = 0; i < first && !cp.interrupted; i++) await attempt(out, () => playSession(cp, plan[i]!));
       await cp.goOffline();
-      for (let i = first; i < lastOffline; i++) await attempt(out, () => playSession(cp, plan[i]!));
+      for (let i = first; i < lastOffline && !cp.interrupted; i++) await attempt(out, () => playSession(cp, plan[i]!));
+      // interrupted while offline: reconnect all the same, so the queued sessions reach the central system
       await cp.goOnline(p.duplicate === false ? { boot: false } : { boot: false, duplicateFirst: cp.is16 ? 'MeterValues' : 'TransactionEvent' });
-      for (let i = lastOffline; i < plan.length; i++) await attempt(out, () => playSession(cp, plan[i]!));
+      for (let i = lastOffline; i < plan.length && !cp.interrupted; i++) await attempt(out, () => playSession(cp, plan[i]!));
       return result(name, cp, out);
     }
     case 'storm': {

@@ -161,9 +161,18 @@ export async function playSession(cp: ChargePoint, s: PlannedSession): Promise<S
   await cp.stopIfDeauthorized(tx, at(1), at(31));
   await cp.statusNotification(s.connectorId, 'Charging', at(0));
   const startWh = tx.meterStartWh;
+  let lastSec = 0;
   for (let sec = s.meterIntervalS; sec < s.durationS; sec += s.meterIntervalS) {
+    if (cp.interrupted) {
+      // the run is being stopped: the charger stops the transaction at its last reading, as on a local stop
+      const record = await cp.endTx(tx, tx.lastWh, at(lastSec), 'Local');
+      await cp.statusNotification(s.connectorId, 'Finishing', at(lastSec));
+      await cp.statusNotification(s.connectorId, 'Available', at(lastSec + 30));
+      return record;
+    }
     const wh = startWh + Math.floor((s.energyWh * sec) / s.durationS);
     await cp.txMeter(tx, wh, at(sec), s.powerW);
+    lastSec = sec;
   }
   const record = await cp.endTx(tx, startWh + s.energyWh, at(s.durationS), 'Local');
   await cp.statusNotification(s.connectorId, 'Finishing', at(s.durationS));

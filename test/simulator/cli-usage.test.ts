@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBareServer, type BareServer } from '../../simulator/bare-server.ts';
 import { createRpcServer, type SimRpcServer } from '../../simulator/rpc.ts';
+import { identitiesFor } from '../../simulator/load.ts';
 import { defaultQuirks } from '../../simulator/scenarios/index.ts';
 
 const cli = path.resolve(import.meta.dirname, '../../simulator/cli.ts');
@@ -28,12 +29,12 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-function simulate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function simulate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', cli, ...args],
-      { cwd: path.resolve(import.meta.dirname, '../..'), env: { ...process.env, HOME: home, ERE_SIMULATOR_STATE_DIR: defaultState } },
+      { cwd: path.resolve(import.meta.dirname, '../..'), env: { ...process.env, HOME: home, ERE_SIMULATOR_STATE_DIR: defaultState, ...env } },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -50,6 +51,17 @@ describe('usage errors: exit 2, "(see --help)", nothing connected', () => {
     ['no-subprotocol on 2.0.1', ['--protocol', 'ocpp2.0.1', '--scenario', 'quirks', '--quirks', 'no-subprotocol'], /no-subprotocol is for ocpp1\.6 only/],
     ['an unknown option', ['--scenario', 'boot', '--bogus'], /Unknown option '--bogus'/],
     ['an option without its value', ['--scenario', 'boot', '--seed'], /--seed/],
+    // found by an outside audit of the simulator (D199): impossible values that were taken, or failed later
+    ['meter-interval 0', ['--scenario', 'session', '--meter-interval', '0'], /--meter-interval must be a whole number of at least 1, got 0/],
+    ['connectors 0', ['--scenario', 'boot', '--connectors', '0'], /--connectors must be a whole number of at least 1, got 0/],
+    ['ramp 0', ['--scenario', 'boot', '--ramp', '0'], /--ramp must be a whole number of at least 1, got 0/],
+    ['timeout-ms 0', ['--scenario', 'boot', '--timeout-ms', '0'], /--timeout-ms must be a whole number of at least 1, got 0/],
+    ['a count no process runs', ['--count', '99999999999999999999', '--prefix', 'USAGE-HUGE-'], /--count must be a whole number from 1 to 1000000, got 99999999999999999999/],
+    ['a seed beyond a safe integer', ['--scenario', 'month', '--seed', '9007199254740993'], /--seed must be a non-negative integer/],
+    ['a url without a host', ['--scenario', 'boot', '--url', 'ws://'], /--url must name a host/],
+    ['a csv that does not exist', ['--csv', '/nonexistent/ere-sim.csv'], /--csv \/nonexistent\/ere-sim\.csv: no such file/],
+    ['a password file that does not exist', ['--scenario', 'boot', '--password-file', '/nonexistent/pw'], /--password-file \/nonexistent\/pw: no such file/],
+    ['--realtime with energy, power and minutes', ['--scenario', 'session', '--realtime', '--energy', '1000', '--power', '7400', '--minutes', '5'], /--realtime takes two of --energy, --power and --minutes/],
   ];
   it.each(cases)('%s', async (_name, args, message) => {
     const identity = `USAGE-${Math.random().toString(16).slice(2, 8)}`;
@@ -122,5 +134,70 @@ describe('options', () => {
     const events = r.stderr.split('\n').filter((l) => /^VERBOSE-EV: (connected|disconnected)/.test(l));
     expect(events.map((l) => l.split(' ')[1])).toEqual(['connected', 'disconnected', 'connected', 'disconnected']);
     expect(events[0]).toMatch(/connected to ws:\/\/127\.0\.0\.1:\d+\/ocpp\/VERBOSE-EV \(ocpp1\.6\)/);
+  });
+});
+
+describe('found by an outside audit of the simulator', () => {
+  it('a refused connection (401) writes no meter state (D199)', async () => {
+    const locked = await startBareServer({ credentials: new Map([['USAGE-401', 'the-right-password-1']]) });
+    try {
+      const r = await simulate(['--url', locked.url, '--identity', 'USAGE-401', '--password', 'a-wrong-password-12', '--scenario', 'boot']);
+      expect(r.code).toBe(1);
+      expect(fs.existsSync(path.join(defaultState, 'USAGE-401.json'))).toBe(false);
+    } finally {
+      await locked.close();
+    }
+  });
+
+  it('fleet --scenario boot plays the boot scenario on every charger: boot, status, heartbeat, no idle wait (D200)', async () => {
+    const t0 = Date.now();
+    const r = await simulate(['--url', server.url, '--count', '3', '--prefix', 'FLEET-BOOT-', '--scenario', 'boot', '--json']);
+    expect(r.code).toBe(0);
+    // the fleet default --duration is 10 s: boot does not wait it out
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    for (const id of ['FLEET-BOOT-1', 'FLEET-BOOT-2', 'FLEET-BOOT-3']) expect(sent(id).map((c) => c.method)).toEqual(['BootNotification', 'StatusNotification', 'Heartbeat']);
+    expect(JSON.parse(r.stdout).sessions).toBeUndefined();
+  });
+
+  it('--help describes the identities --count makes (padded to the count\'s width) (D201)', async () => {
+    const r = await simulate(['--help']);
+    expect(r.stdout).not.toMatch(/PREFIX0001/);
+    const m = /PREFIX1\.\.PREFIXN zero-padded to N's\s+width \((PREFIX\w+)\.\.(PREFIX\w+) for 10\)/.exec(r.stdout);
+    expect(m?.slice(1)).toEqual([identitiesFor('PREFIX', 10)[0], identitiesFor('PREFIX', 10)[9]]);
+  });
+
+  it('passwords: a CSV password with "," and \'"\' round-trips; --password-file; SIMULATOR_PASSWORD; the saved one is announced (D203)', async () => {
+    const odd = 'pa,ss"word, with-1234';
+    const locked = await startBareServer({
+      record: true,
+      credentials: new Map([
+        ['PW-CSV-1', odd],
+        ['PW-FILE-1', 'from-a-file-123456'],
+        ['PW-ENV-1', 'from-the-env-123456'],
+        ['PW-SAVED-1', 'set-by-the-csms-1234'],
+      ]),
+    });
+    try {
+      const csv = path.join(home, 'odd.csv');
+      fs.writeFileSync(csv, `identity,password\nPW-CSV-1,"${odd.replace(/"/g, '""')}"\n`);
+      const a = await simulate(['--url', locked.url, '--csv', csv, '--scenario', 'boot']);
+      expect(a.code, a.stdout + a.stderr).toBe(0);
+      const file = path.join(home, 'pw.txt');
+      fs.writeFileSync(file, 'from-a-file-123456\n');
+      const b = await simulate(['--url', locked.url, '--identity', 'PW-FILE-1', '--password-file', file, '--scenario', 'boot', '--no-state']);
+      expect(b.code, b.stderr).toBe(0);
+      const c = await simulate(['--url', locked.url, '--identity', 'PW-ENV-1', '--scenario', 'boot', '--no-state'], { SIMULATOR_PASSWORD: 'from-the-env-123456' });
+      expect(c.code, c.stderr).toBe(0);
+      // a password the central system set in an earlier run replaces the given one: the run says so
+      fs.writeFileSync(
+        path.join(defaultState, 'PW-SAVED-1.json'),
+        JSON.stringify({ version: 1, identity: 'PW-SAVED-1', registers: { '1': 0 }, password: { value: 'set-by-the-csms-1234', replaces: null, at: '2026-01-01T00:00:00.000Z' }, updatedAt: '2026-01-01T00:00:00.000Z' }),
+      );
+      const d = await simulate(['--url', locked.url, '--identity', 'PW-SAVED-1', '--scenario', 'boot']);
+      expect(d.code, d.stderr).toBe(0);
+      expect(d.stderr).toMatch(/PW-SAVED-1: using the password the central system set on 2026-01-01T00:00:00.000Z \(kept in .*PW-SAVED-1\.json\) instead of none/);
+    } finally {
+      await locked.close();
+    }
   });
 });
