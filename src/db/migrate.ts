@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.ts';
+import { StartFailure } from '../lib/start-failure.ts';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
@@ -46,6 +47,10 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
       }
     }
     try {
+      // D188: a database a newer release migrated (a migration this release does not have) is refused in one line;
+      // kysely's "corrupted migrations" error came as an 11-line stack, and npm run migrate blamed DATABASE_URL
+      const newer = await unknownMigrations(conn, dir);
+      if (newer.length) throw newerReleaseFailure(newer);
       return await new Migrator({ db: conn, provider: new SqlFileProvider(dir), allowUnorderedMigrations: true }).migrateToLatest();
     } finally {
       await sql`reset statement_timeout`.execute(conn);
@@ -53,6 +58,25 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   });
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Migrations the database has applied that this release does not have (a newer release migrated it). */
+async function unknownMigrations(db: Db, dir: string): Promise<string[]> {
+  const { rows } = await sql<{ present: boolean }>`select to_regclass('kysely_migration') is not null as present`.execute(db);
+  if (!rows[0]?.present) return [];
+  const known = new Set(listMigrationFiles(dir).map((f) => f.replace(/\.sql$/, '')));
+  const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+  return applied.rows.map((r) => r.name).filter((n) => !known.has(n));
+}
+
+function newerReleaseFailure(names: string[]): StartFailure {
+  const key = process.env.DATABASE_URL?.trim() ? 'DATABASE_URL' : 'DATA_DIR';
+  const shown = names.length > 3 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ');
+  return new StartFailure(
+    key,
+    `the database was migrated by a newer release of ere-gateway (migration ${shown}, which this release does not have); ` +
+      'this release cannot run on it: run that release or a later one',
+  );
 }
 
 /** Names of migration files on disk that the database has not applied (empty = up to date). */
