@@ -39,27 +39,15 @@ export async function findByTransactionId(trx: Db, chargerId: string, transactio
  * old Ended ended the running transaction 29 h before it started.
  */
 export async function findGeneration(trx: Db, chargerId: string, transactionId: string, at: Date): Promise<SessionRow | undefined> {
-  const gens = await trx
-    .selectFrom('charging_sessions')
-    .selectAll()
-    .where('charger_id', '=', chargerId)
-    .where('transaction_id', '=', transactionId)
-    .orderBy('transaction_generation')
-    .forUpdate()
-    .execute();
-  return generationAt(gens, at);
-}
-
-/** The rule of findGeneration over the generations of one id, in generation order. */
-export function generationAt<S extends Pick<SessionRow, 'started_at' | 'status' | 'end_provisional' | 'ended_at'>>(gens: S[], at: Date): S | undefined {
-  if (gens.length <= 1) return gens[0];
-  const t = at.getTime();
-  let i = -1;
-  for (const [k, g] of gens.entries()) if (g.started_at.getTime() <= t) i = k;
-  if (i === -1) return gens[0];
-  const g = gens[i]!;
-  const over = g.status === 'completed' && !g.end_provisional && g.ended_at !== null && t > g.ended_at.getTime();
-  return over && i + 1 < gens.length ? gens[i + 1] : g;
+  // at most three probes of the id's index, each one row, whatever the number of generations (a charger that names
+  // every transaction "1" has one per transaction): the latest started at or before `at`, else the first; and, when
+  // that one ended for good before `at`, the one after it
+  const of = () => trx.selectFrom('charging_sessions').selectAll().where('charger_id', '=', chargerId).where('transaction_id', '=', transactionId);
+  const g =
+    (await of().where('started_at', '<=', at).orderBy('transaction_generation', 'desc').limit(1).forUpdate().executeTakeFirst()) ??
+    (await of().orderBy('transaction_generation').limit(1).forUpdate().executeTakeFirst());
+  if (!g || !(g.status === 'completed' && !g.end_provisional && g.ended_at !== null && at.getTime() > g.ended_at.getTime())) return g;
+  return (await of().where('transaction_generation', '>', g.transaction_generation).orderBy('transaction_generation').limit(1).forUpdate().executeTakeFirst()) ?? g;
 }
 
 /**
