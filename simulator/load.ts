@@ -202,6 +202,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
   progress.unref();
 
   const aborted = () => o.signal?.aborted ?? false;
+  // the run is stopped (a signal): every charger's boot retry wait ends, a scenario's transaction is stopped (D196)
+  const interrupt = () => {
+    for (const cp of cps) cp.interrupt();
+  };
+  o.signal?.addEventListener('abort', interrupt, { once: true });
   try {
     // ── ramp-up ──
     const ramp = Math.max(1, o.rampPerSecond ?? 50);
@@ -348,6 +353,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetSummary> {
       errors: [...stats.lastErrors, ...rejections.slice(0, 20)],
     };
   } finally {
+    o.signal?.removeEventListener('abort', interrupt);
     clearInterval(progress);
     progressLoop.disable();
     await Promise.all(cps.map((cp) => cp.close().catch(() => {})));

@@ -114,6 +114,31 @@ describe('the first signal stops a single-charger run promptly', () => {
   });
 });
 
+describe('a fleet', () => {
+  it('SIGTERM ends its workload: exit 143 (a cut-short run is not a complete one); SIGINT ends its chargers\' Pending waits', async () => {
+    const open = await startBareServer();
+    try {
+      const run = start(['--url', open.url, '--count', '2', '--prefix', `SIG-FLEET-${process.pid}-`, '--scenario', 'idle', '--duration', '60']);
+      await new Promise((r) => setTimeout(r, 2_000));
+      const sentAt = Date.now();
+      run.child.kill('SIGTERM');
+      const { code, at } = await run.exit;
+      expect(at - sentAt).toBeLessThan(3_000);
+      expect(code).toBe(143);
+    } finally {
+      await open.close();
+    }
+    // every charger waiting 300 s to retry its boot: the run ends at once (the chargers never booted: exit 1)
+    const pending = start(['--url', bare.url, '--count', '2', '--prefix', `SIG-FLEET-P-${process.pid}-`, '--scenario', 'idle', '--verbose']);
+    await waitFor(() => (pending.out.stderr.match(/retrying in 300 s/g) ?? []).length >= 2, 'two Pending boots');
+    const sentAt = Date.now();
+    pending.child.kill('SIGINT');
+    const { code, at } = await pending.exit;
+    expect(at - sentAt).toBeLessThan(3_000);
+    expect(code).toBe(1);
+  });
+});
+
 describe('--stay', () => {
   it('Ctrl-C during a session the central system started: stopped (reason Local), stored, its energy printed', { timeout: 25_000 }, async () => {
     const c = await register();
