@@ -174,6 +174,7 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
         params: Params,
         response: {
           200: z.object({ charger_id: z.string(), ocmf_public_key: z.string().nullable(), curve: z.string().nullable() }),
+          400: invalid,
           401: ErrorBody,
           404: noCharger,
         },
