@@ -1,5 +1,10 @@
 // TLS on the service port (TLS_CERT_FILE / TLS_KEY_FILE): OCPP Security Profile 2 without a proxy (C4.2).
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import https from 'node:https';
+import os from 'node:os';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -50,5 +55,31 @@ describe('TLS on the service port', () => {
     };
     expect(bad({ TLS_CERT_FILE: selfSigned().cert })).toEqual(['TLS_KEY_FILE']);
     expect(bad({ TLS_CERT_FILE: '/nope/cert.pem', TLS_KEY_FILE: '/nope/key.pem' })).toEqual(['TLS_CERT_FILE', 'TLS_KEY_FILE']);
+  });
+
+  it('D189: files that are not PEM, or a key of another certificate, stop the start naming the key before anything is created', { timeout: 60_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-tls-'));
+    try {
+      const dataDir = path.join(dir, 'data');
+      const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, TLS_CERT_FILE: '/etc/hostname', TLS_KEY_FILE: '/etc/hostname' },
+        timeout: 60_000,
+      }).then(
+        (x) => ({ code: 0, out: x.stdout + x.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+      );
+      expect(r.code, r.out).toBe(1);
+      expect(r.out).toMatch(/^ {2}TLS_CERT_FILE: \/etc\/hostname is not a PEM certificate/m);
+      expect(r.out).toMatch(/^ {2}TLS_KEY_FILE: \/etc\/hostname is not a PEM private key/m);
+      expect(r.out).not.toMatch(/^\s+at /m);
+      expect(fs.existsSync(dataDir)).toBe(false);
+      // a key that is not the certificate's
+      const other = path.join(dir, 'other-key.pem');
+      fs.writeFileSync(other, crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      expect(() => loadConfig({ TLS_CERT_FILE: selfSigned().cert, TLS_KEY_FILE: other })).toThrow(/TLS_KEY_FILE: .* is not the private key of the certificate in TLS_CERT_FILE/);
+      expect(loadConfig({ TLS_CERT_FILE: selfSigned().cert, TLS_KEY_FILE: selfSigned().key }).TLS_KEY_FILE).toBe(selfSigned().key);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
