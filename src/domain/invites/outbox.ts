@@ -85,6 +85,8 @@ export async function listOutbox(
 ) {
   const limit = opts.limit ?? 100;
   const offset = opts.offset ?? 0;
+  // D207: without SMTP the outbox is how a queued message is handed on (C3.5): it is shown whole until it is of no use
+  const handedOn = !deps.config.SMTP_URL;
   let base = deps.db.selectFrom('outbox_messages');
   const to = opts.to?.trim().toLowerCase();
   if (to) base = base.where((eb) => eb(eb.fn('lower', ['to_email']), '=', to));
@@ -102,7 +104,7 @@ export async function listOutbox(
       id: r.id,
       to: r.to_email,
       subject: r.subject,
-      body: redactLinks(r.body),
+      body: handedOn && r.status === 'queued' ? r.body : redactLinks(r.body),
       kind: r.kind,
       created_at: iso(r.created_at),
       status: r.status,
