@@ -302,6 +302,27 @@ describe('sessions (C4.6)', () => {
     expect(s).toMatchObject({ status: 'active', end_provisional: false, ended_at: null, energy_wh: '700' });
   });
 
+  it('a reopened session takes the readings its connector sent while it stood closed (D208)', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c1 = await connectCharger(svc, ch, 'ocpp1.6');
+    const tx = await start16(c1, 0, 0);
+    await c1.close();
+    const c2 = await connectCharger(svc, ch, 'ocpp1.6');
+    const t = Math.floor(Date.now() / 1000) * 1000;
+    // while the session stands closed, a reading naming no transaction: no session runs, so it is stored without one
+    await c2.call('MeterValues', { connectorId: 1, meterValue: [energyValue('ocpp1.6', iso(t - 10 * 60_000), 300)] });
+    await c2.call('MeterValues', { connectorId: 1, transactionId: tx, meterValue: [energyValue('ocpp1.6', iso(t + 2000), 700)] });
+    await c2.close();
+    const [s] = await sessionsOf(ch.chargerId);
+    const rows = await svc.deps.db.selectFrom('meter_readings').select(['wh', 'session_id']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
+    expect(rows).toEqual([
+      { wh: '0', session_id: s!.id },
+      { wh: '300', session_id: s!.id },
+      { wh: '700', session_id: s!.id },
+    ]);
+    expect(s).toMatchObject({ status: 'active', energy_wh: '700' });
+  });
+
   it('2.0.1: seqNo restarting per transaction deduplicates nothing; an offline Ended for an unseen transaction opens and closes it', async () => {
     const ch = await withCharger('ocpp2.0.1', async (cli) => {
       for (const id of ['A', 'B']) {

@@ -245,4 +245,16 @@ export async function reopenIfStillRunning(trx: Db, session: SessionRow, reading
     .set({ status: 'active', ended_at: null, end_provisional: false, meter_stop_wh: null, updated_at: sql`now()` })
     .where('id', '=', session.id)
     .execute();
+  // D208: what its connector reported while it stood closed (stored without a session: none was running) is its own;
+  // the readings are after its last one, so the caller's energy update folds them in with the new ones
+  const until = new Date(Math.max(...readings.map((r) => r.measuredAt.getTime())));
+  await trx
+    .updateTable('meter_readings')
+    .set({ session_id: session.id })
+    .where('charger_id', '=', session.charger_id)
+    .where('connector_id', '=', session.connector_id)
+    .where('session_id', 'is', null)
+    .where('measured_at', '>', session.ended_at)
+    .where('measured_at', '<=', until)
+    .execute();
 }
