@@ -2,6 +2,7 @@
 // base URL from ADMIN_URL (else PUBLIC_BASE_URL, else http://localhost:$PORT), token from ADMIN_TOKEN.
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { reasonOf } from '../lib/start-failure.ts';
 
 export const HELP = `Usage: npm run admin -- <command> [arguments]
 
@@ -58,7 +59,8 @@ Commands:
                                             request GET /admin/outbox
   --help                                    this text
 
-The response body is printed as JSON; the exit code is 0 for a 2xx answer and 1 otherwise.`;
+The response body is printed as JSON. Exit code: 0 for a 2xx answer (and --help); 1 for any other answer, a
+service that cannot be reached, or no command; 2 for a usage error or ADMIN_TOKEN unset (nothing was sent).`;
 
 export interface CliIo {
   out(text: string): void;
@@ -284,7 +286,7 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
       ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
     });
   } catch (err) {
-    io.err(`admin: cannot reach ${url}: ${(err as Error).message}`);
+    io.err(`admin: cannot reach ${url}: ${unreachableReason(err)}`);
     return 1;
   }
   const text = await res.text();
@@ -305,6 +307,20 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
     return 1;
   }
   return 0;
+}
+
+/**
+ * D190: why a request never got an answer. fetch says only "fetch failed"; the reason is its cause (ECONNREFUSED,
+ * ENOTFOUND, a certificate the CLI does not trust), and a certificate error says how to trust the service's own.
+ */
+export function unreachableReason(err: unknown): string {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  const reason = cause ? reasonOf(cause) : reasonOf(err);
+  const code = String((cause as { code?: unknown } | null)?.code ?? '');
+  const certificate = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(code);
+  return certificate
+    ? `${reason}; to trust the service's own certificate, run with NODE_EXTRA_CA_CERTS=<its TLS_CERT_FILE> (the name in ADMIN_URL must be one the certificate names)`
+    : reason;
 }
 
 function notRotated(text: string): boolean {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createTestService } from '../helpers/app.ts';
+import { runAdminCli } from '../../src/cli/admin.ts';
 
 // A self-signed certificate for localhost made for these tests only (no openssl needed at test time).
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -81,5 +82,47 @@ describe('TLS on the service port', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('D190: the Dockerfile HEALTHCHECK and the admin CLI with TLS', () => {
+  /** the HEALTHCHECK's node -e script, run with this environment; its exit code */
+  async function healthcheck(env: Record<string, string>): Promise<number> {
+    const m = /^\s+CMD node -e "(.*)"$/m.exec(fs.readFileSync('Dockerfile', 'utf8'));
+    expect(m, 'HEALTHCHECK CMD node -e "…"').not.toBeNull();
+    return promisify(execFile)(process.execPath, ['-e', m![1]!], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }).then(
+      () => 0,
+      (e: { code: number }) => e.code,
+    );
+  }
+
+  it('the HEALTHCHECK asks over https when TLS_CERT_FILE is set, over http otherwise', { timeout: 60_000 }, async () => {
+    const { cert, key } = selfSigned();
+    const tls = await createTestService({ listen: true, env: { TLS_CERT_FILE: cert, TLS_KEY_FILE: key } });
+    const plain = await createTestService({ listen: true });
+    try {
+      const port = (u: string) => new URL(u).port;
+      expect(await healthcheck({ PORT: port(tls.url), TLS_CERT_FILE: cert })).toBe(0);
+      expect(await healthcheck({ PORT: port(plain.url) })).toBe(0);
+      expect(await healthcheck({ PORT: port(plain.url), TLS_CERT_FILE: cert })).toBe(1); // not TLS there: unhealthy
+    } finally {
+      await tls.close();
+      await plain.close();
+    }
+  });
+
+  it('the admin CLI says why it cannot reach the service: the refused connection, the untrusted certificate', async () => {
+    const { cert, key } = selfSigned();
+    const tls = await createTestService({ listen: true, env: { TLS_CERT_FILE: cert, TLS_KEY_FILE: key } });
+    const errs: string[] = [];
+    const io = { out: () => {}, err: (t: string) => errs.push(t) };
+    try {
+      expect(await runAdminCli(['list-jobs'], { ADMIN_URL: tls.url, ADMIN_TOKEN: 'x'.repeat(20) }, io)).toBe(1);
+      expect(errs.pop()).toMatch(/^admin: cannot reach https:\/\/127\.0\.0\.1:\d+\/admin\/jobs: .*(self-signed|certificate).*; to trust the service's own certificate, run with NODE_EXTRA_CA_CERTS=/);
+    } finally {
+      await tls.close();
+    }
+    expect(await runAdminCli(['list-jobs'], { ADMIN_URL: tls.url, ADMIN_TOKEN: 'x'.repeat(20) }, io)).toBe(1);
+    expect(errs.pop()).toMatch(/ECONNREFUSED/);
   });
 });
