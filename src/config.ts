@@ -181,7 +181,6 @@ export const configSchema = z.object({
   OPERATOR_SUPPORT_EMAIL: optionalString.pipe(z.email().optional()),
   OPERATOR_PRIVACY_URL: httpUrl,
   MANDATE_LINK_TTL_DAYS: days(30, 1, 365),
-  MANDATE_SIGNING_SECRET: optionalString,
   EAN_REGISTER_URL: httpUrl,
   EAN_REGISTER_TOKEN: optionalString,
   EAN_RECHECK_CRON: cron('0 3 * * 1'),

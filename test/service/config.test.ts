@@ -43,6 +43,13 @@ describe('configuration (C0.5)', () => {
     expect(loadConfig({ APP_ENV: 'production', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), ...TEST_OPERATOR }).DATA_DIR).toBe('./data/production');
   });
 
+  it('D191: MANDATE_SIGNING_SECRET is no key any more (nothing read it); a deployment that still sets it starts', () => {
+    expect(Object.keys(configSchema.shape)).not.toContain('MANDATE_SIGNING_SECRET');
+    const c = loadConfig({ MANDATE_SIGNING_SECRET: 'an old deployment still sets this' });
+    expect(c).not.toHaveProperty('MANDATE_SIGNING_SECRET');
+    expect(fs.readFileSync('README.md', 'utf8')).not.toContain('MANDATE_SIGNING_SECRET');
+  });
+
   it('D187: production refuses to start while an operator identity key is unset or the placeholder, in one line naming them; sandbox keeps its defaults', async () => {
     const key = Buffer.alloc(32, 1).toString('base64');
     const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
