@@ -68,6 +68,32 @@ describe('configuration (C0.5)', () => {
     expect(loadConfig({}).OPERATOR_NAME).toBe('ERE Gateway B.V.');
   });
 
+  it('D192: the documented .env command works on .env.example as it is, and gives the documented defaults', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-dotenv-'));
+    try {
+      fs.copyFileSync('.env.example', path.join(dir, '.env.example'));
+      // exactly the command .env.example's header documents, in bash, then the environment it leaves
+      const command = /^#\s+(sed -E .*); npm start$/m.exec(fs.readFileSync('.env.example', 'utf8'))?.[1];
+      expect(command).toBe("sed -E 's/^# ([A-Z_]+=)/\\1/' .env.example > .env; set -a; . ./.env; set +a");
+      const r = await promisify(execFile)('bash', ['-c', `${command!} && node -e 'console.log(JSON.stringify(process.env))'`], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', HOME: dir },
+      });
+      expect(r.stderr).toBe(''); // before: "*: command not found", "Gateway: command not found", a syntax error at '<'
+      const env = JSON.parse(r.stdout) as Record<string, string>;
+      const documented = [...fs.readFileSync('.env.example', 'utf8').matchAll(/^# ([A-Z][A-Z0-9_]+)=(.*)$/gm)];
+      for (const [, key, raw] of documented) expect(env[key!], key).toBe(raw!.replace(/^'(.*)'$/, '$1'));
+      // and those values are the defaults: the configuration they make is the one without them
+      const defaults = loadConfig({}) as Record<string, unknown>;
+      const loaded = loadConfig(env) as Record<string, unknown>;
+      for (const [, key] of documented) if (defaults[key!] !== undefined) expect(loaded[key!], key).toEqual(defaults[key!]);
+      expect(env.SMTP_FROM).toBe('ERE Gateway <no-reply@ere-gateway.local>');
+      expect(env.OUTBOX_DELIVER_CRON).toBe('* * * * *');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('.env.example documents exactly the keys of the schema', () => {
     const text = fs.readFileSync('.env.example', 'utf8');
     const documented = [...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
