@@ -67,7 +67,8 @@ function partIsOff(deps: Deps, path: string): boolean {
 
 function description(deps: Deps): string {
   const base = new URL(deps.config.PUBLIC_BASE_URL);
-  const ws = `${base.protocol === 'https:' ? 'wss' : 'ws'}://${base.host}/ocpp/{identity}`;
+  // D193: with the path of PUBLIC_BASE_URL (a proxy serving the service under /gw), as the start banner names it
+  const ws = `${base.protocol === 'https:' ? 'wss' : 'ws'}://${base.host}${base.pathname.replace(/\/+$/, '')}/ocpp/{identity}`;
   return [
     'Charging-credit service: register MID-metered charging energy as emission-reduction units (ERE).',
     '',
@@ -78,7 +79,11 @@ function description(deps: Deps): string {
     '',
     `OCPP 1.6J and 2.0.1 chargers connect at \`${ws}\` (HTTP Basic: identity and charger password).`,
     '',
-    'Every error is `{"error": "<code>", "detail": "<sentence>"}`: switch on `error`, never on `detail`.',
+    // D194: the shapes the specification fixes, not one shape for all
+    'An error is `{"error": "<code>", "detail": "<sentence>"}`: switch on `error`, never on `detail`. The specification fixes three other shapes, each listed with its operations: ' +
+      '401 `{"error": "Missing or invalid API token"}` (a missing, unknown, expired or revoked credential; with `detail` when the credential is of another kind than the route takes, or a partner key on the wrong host); ' +
+      '403 `{"error": "Insufficient scope", "required_scope", "detail"}` (a token without the scope; a partner key on a CPO or Personal route gets `{"error": "Insufficient scope", "required_scope"}`, or `{"error": "partner_api_key_scope"}` on a route no scope governs); ' +
+      'and 429 `{"error": "Too many requests", "retry_after_seconds"}` with `Retry-After`.',
     'Besides the errors each operation lists, the server answers any request it cannot take as such: 400 `invalid_request` (not valid HTTP/1.1, no Host header, or a path that does not decode), 408 `request_timeout` (not received in full in time), 413 `payload_too_large`, 414 `uri_too_long` (a path parameter over 100 characters), 415 `unsupported_media_type` (a body in a media type the server does not read: send JSON, or a form where the operation takes one), 417 `expectation_failed` (an Expect other than 100-continue) and 431 `headers_too_large` (request line and headers over 16 KiB).',
   ]
     .filter((l, i, all) => l !== '' || all[i - 1] !== '')

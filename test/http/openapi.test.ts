@@ -97,6 +97,25 @@ describe('/openapi.json', () => {
     expect(doc.info.description).toContain(`ws://${new URL(svc.url).host}/ocpp/{identity}`);
   });
 
+  it('D193: names the OCPP endpoint with the path of PUBLIC_BASE_URL', async () => {
+    const gw = await createTestService({ env: { PUBLIC_BASE_URL: 'https://ere.example.nl/gw' } });
+    try {
+      const d = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { info: { description: string } };
+      expect(d.info.description).toContain('`wss://ere.example.nl/gw/ocpp/{identity}`');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('D194: the introduction names the error shapes the specification fixes besides {error, detail}', () => {
+    const d = doc.info.description as string;
+    expect(d).not.toContain('Every error is');
+    expect(d).toContain('401 `{"error": "Missing or invalid API token"}`');
+    expect(d).toContain('403 `{"error": "Insufficient scope", "required_scope", "detail"}`');
+    expect(d).toContain('`{"error": "partner_api_key_scope"}`');
+    expect(d).toContain('429 `{"error": "Too many requests", "retry_after_seconds"}`');
+  });
+
   it('documents the push stream as text/event-stream, not JSON', () => {
     const ok = doc.paths['/chargers/stream'].get.responses['200'];
     expect(Object.keys(ok.content)).toEqual(['text/event-stream']);
