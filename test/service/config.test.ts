@@ -94,6 +94,12 @@ describe('configuration (C0.5)', () => {
     }
   });
 
+  it("D194: README's configuration table names every key of the schema", () => {
+    const rows = fs.readFileSync('README.md', 'utf8').split('\n').filter((l) => l.startsWith('| `'));
+    const named = new Set(rows.flatMap((r) => [...r.split('|')[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+    expect(Object.keys(configSchema.shape).filter((k) => !named.has(k))).toEqual([]); // OCPP_MAX_CONNECTIONS was missing
+  });
+
   it('.env.example documents exactly the keys of the schema', () => {
     const text = fs.readFileSync('.env.example', 'utf8');
     const documented = [...text.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
