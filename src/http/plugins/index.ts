@@ -4,5 +4,7 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../types.ts';
 import { metricsPlugin } from './metrics.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
+import { noStorePlugin } from './no-store.ts';
 
-export const appPlugins: Array<(app: App, deps: Deps) => Promise<void> | void> = [metricsPlugin, rateLimitPlugin];
+// D195: noStorePlugin marks the answers that carry a secret shown once `Cache-Control: no-store`
+export const appPlugins: Array<(app: App, deps: Deps) => Promise<void> | void> = [metricsPlugin, rateLimitPlugin, noStorePlugin];
