@@ -15,8 +15,13 @@ const bool = z.preprocess(
   z.enum(['true', 'false', '1', '0', 'yes', 'no']).optional(),
 );
 const boolDefault = (def: boolean) => bool.transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
-const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.preprocess(emptyAsUnset, z.coerce.number().int().min(min).max(max).optional()).transform((v) => v ?? def);
+// D191: one message for every way a number is wrong (`PORT=abc` said "expected number, received NaN")
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => {
+  const error = `must be a whole number ${min}–${max === Number.MAX_SAFE_INTEGER ? 'or more' : max}`.replace(/–or more$/, ' or more');
+  return z
+    .preprocess(emptyAsUnset, z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional())
+    .transform((v) => v ?? def);
+};
 // D151: every number has an upper bound. Node's timers and PostgreSQL's statement_timeout hold a signed 32-bit count
 // of milliseconds: a larger value overflowed into a 1 ms timer (a keep-alive of 3,000,000 s wrote every millisecond).
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -85,6 +85,14 @@ export async function startService(opts: StartOptions): Promise<Service> {
     mailer: createMailer(config),
     startup,
   };
+  // D191: a year without a configured RENEWABLE_SHARE is computed with the latest earlier year's share, silently
+  const year = Number(new Intl.DateTimeFormat('en', { timeZone: 'Europe/Amsterdam', year: 'numeric' }).format(deps.clock()));
+  if (!(year in config.RENEWABLE_SHARE)) {
+    logger.warn(
+      { year, configured: Object.keys(config.RENEWABLE_SHARE) },
+      `RENEWABLE_SHARE has no share for ${year}: its ERE are computed with the latest earlier year's; add ${year}:<share> once it is published (C5.1)`,
+    );
+  }
   // this month's and the coming months' meter_readings partitions exist before any charger is accepted
   await ensureReadingPartitions(deps);
   startup.step = 'loading the catalog';

@@ -50,6 +50,10 @@ describe('configuration (C0.5)', () => {
     expect(fs.readFileSync('README.md', 'utf8')).not.toContain('MANDATE_SIGNING_SECRET');
   });
 
+  it('D191: a number that is not one says which numbers the key takes', () => {
+    for (const bad of ['abc', '1.5', '-1', '65536']) expect(() => loadConfig({ PORT: bad })).toThrow(/^ {2}PORT: must be a whole number 0–65535$/m);
+  });
+
   it('D187: production refuses to start while an operator identity key is unset or the placeholder, in one line naming them; sandbox keeps its defaults', async () => {
     const key = Buffer.alloc(32, 1).toString('base64');
     const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
