@@ -126,3 +126,14 @@ describe('D190: the Dockerfile HEALTHCHECK and the admin CLI with TLS', () => {
     expect(errs.pop()).toMatch(/ECONNREFUSED/);
   });
 });
+
+describe('D191/D190: the admin CLI exits as its --help says', () => {
+  it('ADMIN_TOKEN unset is 2, as a usage error, and --help says so', async () => {
+    const { HELP } = await import('../../src/cli/admin.ts');
+    const io = { out: () => {}, err: () => {} };
+    expect(HELP).toContain('2 for a usage error or ADMIN_TOKEN unset');
+    expect(await runAdminCli(['list-jobs'], {}, io)).toBe(2);
+    expect(await runAdminCli(['no-such-command'], { ADMIN_TOKEN: 'x'.repeat(20) }, io)).toBe(2);
+    expect(await runAdminCli(['--help'], {}, io)).toBe(0);
+  });
+});
