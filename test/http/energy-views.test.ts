@@ -76,9 +76,10 @@ describe('GET /energy', () => {
     });
     expect(batch.json().results[0].status).toBe('updated');
     const res = (await svc.app.inject({ method: 'GET', url: '/energy', headers: bearer(user.token) })).json();
-    // October: 10 (CPO) + 1.00 (the loose charger) = 11, not 10 + 4.41 + 1; September stays the OCPP figure
+    // October: 10 (CPO) + 1.00 (the loose charger) = 11, not 10 + 4.41 + 1; September stays the OCPP figure. The CPO
+    // sent no session count, so its month has none (D205: it kept the OCPP month's one): the loose charger's one
     expect(res.months.map((m: { month: string; kwh: number; kwh_all: number; sessions_all: number }) => [m.month, m.kwh, m.kwh_all, m.sessions_all])).toEqual([
-      ['2026-10', 10, 11, 2],
+      ['2026-10', 10, 11, 1],
       ['2026-09', 2, 2, 1],
     ]);
     expect(res.total_kwh_all).toBe(13);
