@@ -23,9 +23,10 @@ describe('session --realtime --minutes', () => {
     );
     await cp.close();
     const s = (performance.now() - t0) / 1000;
-    // 60 simulated seconds at 30x: 2 s (at the default 7400 W, 500 Wh took 243 simulated seconds: 8 s)
+    // 60 simulated seconds at 30x: 2 s (at the default 7400 W, 500 Wh took 243 simulated seconds: 8 s); timers never
+    // fire early, a loaded machine fires them late: the bound above tells the two apart with room
     expect(s).toBeGreaterThan(1.8);
-    expect(s).toBeLessThan(4);
+    expect(s).toBeLessThan(6.5);
     expect(result.energyWh).toBe(500);
     expect(result.sessions[0]?.stopReason).toBe('EVDisconnected');
   });
@@ -39,9 +40,10 @@ describe('session --realtime --minutes', () => {
     );
     await cp.close();
     const s = (performance.now() - t0) / 1000;
-    expect(s).toBeLessThan(4);
-    // 36 kW for a minute: 600 Wh (give or take the timer's lateness); the old code stopped at 10 kWh after 1000 s
-    expect(result.energyWh).toBeGreaterThanOrEqual(600);
+    expect(s).toBeLessThan(12);
+    // 36 kW for a minute: 600 Wh, give or take a watt-hour of rounding and the timer's lateness; the old code stopped at
+    // 10 kWh after 1000 simulated seconds (33 s)
+    expect(result.energyWh).toBeGreaterThanOrEqual(595);
     expect(result.energyWh).toBeLessThan(700);
   });
 });
