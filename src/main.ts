@@ -18,6 +18,7 @@ import { checkHostResolves, databaseFailure, listenFailure, reasonOf, StartFailu
 import { verifyDataKey } from './domain/platform/data-key-check.ts';
 import { verifyEnvironment } from './domain/platform/environment-check.ts';
 import { sql } from 'kysely';
+import { localParts } from './lib/amsterdam-time.ts';
 import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
@@ -86,7 +87,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     startup,
   };
   // D191: a year without a configured RENEWABLE_SHARE is computed with the latest earlier year's share, silently
-  const year = Number(new Intl.DateTimeFormat('en', { timeZone: 'Europe/Amsterdam', year: 'numeric' }).format(deps.clock()));
+  const year = localParts(deps.clock()).year;
   if (!(year in config.RENEWABLE_SHARE)) {
     logger.warn(
       { year, configured: Object.keys(config.RENEWABLE_SHARE) },
