@@ -3,10 +3,9 @@
 // still reserved, what an account was paid and when) without SQL.
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
-import { formatDec, toDec } from '../../lib/decimal.ts';
+import { formatDec } from '../../lib/decimal.ts';
 import { isoUtc } from '../../lib/amsterdam-time.ts';
-import { netCents } from './amounts.ts';
-import type { AllocationView, PayoutView } from './ledger.ts';
+import { allocationOf, type AllocationView, type PayoutView } from './ledger.ts';
 
 interface Page {
   limit: number;
@@ -32,10 +31,7 @@ export async function listAllocations(
     where ${where} order by al.created_at, al.id limit ${q.limit} offset ${q.offset}`.execute(deps.db);
   return {
     allocations: r.rows.map((a) => ({
-      allocation_id: a.id, sale_id: a.sale_id, account_id: a.account_id, compliance_year: a.compliance_year, quarter: a.quarter,
-      ere: Number(a.ere), price_per_ere: Number(a.price_per_ere), fee_pct: Number(a.fee_pct),
-      net_eur: Number(formatDec(netCents(toDec(a.ere, 2), toDec(a.price_per_ere, 3), toDec(a.fee_pct, 2)), 2)),
-      status: a.status, payout_id: a.payout_id,
+      ...allocationOf(a),
       created_at: isoUtc(a.created_at), payable_at: a.payable_at ? isoUtc(a.payable_at) : null, paid_at: a.paid_at ? isoUtc(a.paid_at) : null,
     })),
     limit: q.limit,

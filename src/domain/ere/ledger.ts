@@ -91,6 +91,14 @@ async function allocationView(deps: Deps, id: string): Promise<AllocationView> {
     .select(['al.id', 'al.sale_id', 'al.account_id', 'al.compliance_year', 'al.ere', 'al.fee_pct', 'al.status', 'al.payout_id', 's.quarter', 's.price_per_ere'])
     .where('al.id', '=', id)
     .executeTakeFirstOrThrow();
+  return allocationOf(r);
+}
+
+/** An allocation row (with its sale's quarter and price) as the admin API shows it; its net from the decimals. */
+export function allocationOf(r: {
+  id: string; sale_id: string; account_id: string; compliance_year: number; ere: string; fee_pct: string;
+  status: AllocationView['status']; payout_id: string | null; quarter: string; price_per_ere: string;
+}): AllocationView {
   return {
     allocation_id: r.id, sale_id: r.sale_id, account_id: r.account_id, compliance_year: r.compliance_year, quarter: r.quarter,
     ere: Number(r.ere), price_per_ere: Number(r.price_per_ere), fee_pct: Number(r.fee_pct),
