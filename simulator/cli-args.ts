@@ -5,9 +5,11 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Credential } from './register.ts';
 
+/** a value the simulator cannot use: cli.ts prints `simulate: <message>` and "(see --help)", and exits 2 */
+export class UsageError extends Error {}
+
 export function fail(msg: string): never {
-  process.stderr.write(`simulate: ${msg}\n(see --help)\n`);
-  process.exit(2);
+  throw new UsageError(msg);
 }
 
 export function int(name: string, v: string | undefined): number | undefined {
@@ -137,9 +139,9 @@ export const OPTIONS = {
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** parseArgs' own refusals (an unknown option, an option without its value, a stray argument) are usage errors too */
-export function parse() {
+export function parse(args: string[]) {
   try {
-    return parseArgs({ options: OPTIONS, strict: true, allowPositionals: false });
+    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false });
   } catch (err) {
     fail((err as Error).message);
   }

@@ -1,14 +1,16 @@
-// `npm run simulate -- [options]`: a thin argument parser over the simulator library (docs/simulator.md).
+// `npm run simulate -- [options]`: runs what the command line asks of the simulator library (docs/simulator.md);
+// cli-options.ts reads and checks the arguments.
 import fs from 'node:fs';
 import { setMaxListeners } from 'node:events';
-import { PROTOCOLS, QUIRKS, type Protocol, type Quirk, type SessionRecord } from './charge-point.ts';
-import { formatProgress, identitiesFor, runFleet, type FleetWorkload } from './load.ts';
-import { apiUrlFromOcppUrl, registerChargers, type Credential } from './register.ts';
-import { SCENARIOS, planFor, runScenario, type ScenarioName, type ScenarioParams } from './scenarios/index.ts';
-import { describe as describePlan, parseMonth } from './scenarios/plan.ts';
+import type { SessionRecord } from './charge-point.ts';
+import { formatProgress, runFleet, type FleetWorkload } from './load.ts';
+import { apiUrlFromOcppUrl, registerChargers } from './register.ts';
+import { planFor, runScenario, type ScenarioName } from './scenarios/index.ts';
+import { describe as describePlan } from './scenarios/plan.ts';
 import { defaultStateDir, loadMeterState, savedPasswordFor, stateFile } from './meter-state.ts';
 import { HELP } from './cli-help.ts';
-import { fail, int, positive, MAX_COUNT, share01, readCsv, csvField, givenPassword, parse } from './cli-args.ts';
+import { csvField, UsageError } from './cli-args.ts';
+import { readOptions } from './cli-options.ts';
 
 /** --wait-go: resolves when the parent process sends {cmd: 'go'} (or the run is aborted, or the parent went away) */
 function goFromParent(signal: AbortSignal): Promise<void> {
@@ -30,81 +32,16 @@ function goFromParent(signal: AbortSignal): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values: a } = parse();
-  if (a.help) {
+  const o = readOptions(process.argv.slice(2), Boolean(process.send));
+  if (o.help) {
     process.stdout.write(HELP);
     return;
   }
-  if (!a.url) fail('--url is required');
-  if (!/^wss?:\/\//.test(a.url)) fail('--url must start with ws:// or wss://');
-  // the identity is appended to the path: ws:// alone would make it the host name
-  let host = '';
-  try {
-    host = new URL(a.url).hostname;
-  } catch {
-    /* below */
-  }
-  if (!host || a.url.replace(/^wss?:\/\//, '').startsWith('/')) fail(`--url must name a host, e.g. ws://localhost:8080/ocpp, got ${a.url}`);
-  if (a['wait-go'] && !process.send) fail('--wait-go needs a parent process that sends {"cmd":"go"} over IPC');
-  const protocol = a.protocol as Protocol;
-  if (!PROTOCOLS.includes(protocol)) fail(`--protocol must be one of ${PROTOCOLS.join(', ')}`);
-  const quirks = a.quirks ? (a.quirks.split(',').map((q) => q.trim()).filter(Boolean) as Quirk[]) : undefined;
-  for (const q of quirks ?? []) if (!QUIRKS.includes(q)) fail(`unknown quirk ${q} (${QUIRKS.join(', ')})`);
-  if (quirks?.includes('no-subprotocol') && protocol !== 'ocpp1.6') fail('--quirks no-subprotocol is for ocpp1.6 only (a 2.0.1 upgrade without a subprotocol is served as 1.6)');
-  if (a.month !== undefined && !parseMonth(a.month)) fail(`--month must be YYYY-MM with a month 01-12, got ${a.month}`);
-  // 1.6 idTag is CiString20, 2.0.1 idToken CiString36
-  const idTagMax = protocol === 'ocpp1.6' ? 20 : 36;
-  const idTag = a['id-tag'];
-  if (idTag !== undefined && (idTag.length > idTagMax || !/^[\x21-\x7e]+$/.test(idTag))) fail(`--id-tag must be 1-${idTagMax} printable characters without spaces (${protocol}), got ${idTag}`);
-
-  const log = a.verbose ? (l: string) => process.stderr.write(l + '\n') : () => {};
-  const frames = a.verbose ? log : undefined;
-  if (a['no-state'] && a['state-dir']) fail('--state-dir and --no-state exclude each other');
-  let credentials: Credential[];
-  const fleetMode = a.csv !== undefined || a.count !== undefined;
-  const given = givenPassword(a);
-  let passwordSource = given.source;
-  if (a.csv !== undefined) {
-    credentials = readCsv(a.csv);
-    passwordSource = `--csv ${a.csv}`;
-  } else if (a.count !== undefined) {
-    const prefix = a.prefix ?? `SIM-${Math.random().toString(16).slice(2, 8).toUpperCase()}-`;
-    credentials = identitiesFor(prefix, positive('count', a.count, MAX_COUNT)).map((identity) => ({ identity, password: given.password }));
-  } else credentials = [{ identity: a.identity ?? 'SIM-0001', password: given.password }];
-  if (credentials.length === 0) fail('no charge points');
-
-  const scenario = a.scenario ?? (credentials.length > 1 ? 'load' : 'boot');
-  const fleetOnly = scenario === 'load' || scenario === 'idle';
-  if (!fleetOnly && !(SCENARIOS as readonly string[]).includes(scenario)) fail(`unknown scenario ${scenario}`);
-  const params: ScenarioParams = {
-    ...(a.energy !== undefined ? { energyWh: int('energy', a.energy)! } : {}),
-    ...(a.power !== undefined ? { powerW: positive('power', a.power) } : {}),
-    ...(a.minutes !== undefined ? { durationS: positive('minutes', a.minutes) * 60 } : {}),
-    ...(a['meter-interval'] !== undefined ? { meterIntervalS: positive('meter-interval', a['meter-interval']) } : {}),
-    ...(a.month !== undefined ? { month: a.month } : {}),
-    ...(a.sessions !== undefined ? { sessions: int('sessions', a.sessions)! } : {}),
-    ...(a.seed !== undefined ? { seed: int('seed', a.seed)! } : {}),
-    ...(a.realtime ? { realtime: true } : {}),
-    ...(idTag !== undefined ? { idTag } : {}),
-  };
-  // a live session lasts --minutes at the power that delivers --energy in them: a --power beside both cannot hold too
-  if (a.realtime && a.energy !== undefined && a.power !== undefined && a.minutes !== undefined) {
-    fail('--realtime takes two of --energy, --power and --minutes (with --minutes and --energy the power is energy / minutes)');
-  }
-  // the fleet's numbers, checked before anything connects (or registers)
-  const fleetNumbers = {
-    rampPerSecond: a.ramp !== undefined ? positive('ramp', a.ramp) : 50,
-    ratePerSecond: int('rate', a.rate) ?? 0,
-    durationS: int('duration', a.duration) ?? 10,
-    ...(a.hold !== undefined ? { holdS: int('hold', a.hold)! } : {}),
-    stormJitterMs: int('storm-jitter', a['storm-jitter']) ?? 0,
-    ...(a['replay-share'] !== undefined ? { replayShare: share01('replay-share', a['replay-share']) } : {}),
-  };
-  const callTimeoutMs = a['timeout-ms'] !== undefined ? positive('timeout-ms', a['timeout-ms']) : 30_000;
-  const connectors = a.connectors !== undefined ? positive('connectors', a.connectors) : undefined;
+  const { a, url, protocol, quirks, idTag, log, frames, fleetMode, passwordSource, scenario, fleetOnly, params, fleetNumbers, callTimeoutMs, connectors } = o;
+  let { credentials } = o;
 
   if (a.register) {
-    const apiUrl = a['api-url'] ?? apiUrlFromOcppUrl(a.url);
+    const apiUrl = a['api-url'] ?? apiUrlFromOcppUrl(url);
     const reg = await registerChargers({ apiUrl, identities: credentials.map((c) => c.identity), token: a.token, adminToken: a['admin-token'], log });
     credentials = reg.credentials;
     if (a['write-csv']) fs.writeFileSync(a['write-csv'], 'identity,password\n' + credentials.map((c) => `${csvField(c.identity)},${csvField(c.password ?? '')}`).join('\n') + '\n');
@@ -171,7 +108,7 @@ async function main(): Promise<void> {
     const { result, cp } = await runScenario(
       scenario as ScenarioName,
       {
-        url: a.url,
+        url,
         identity: c.identity,
         password: c.password,
         protocol,
@@ -232,7 +169,7 @@ async function main(): Promise<void> {
   }
   const tty = process.stderr.isTTY && !a.json;
   const summary = await runFleet({
-    url: a.url,
+    url,
     protocol,
     credentials,
     ...common,
@@ -295,6 +232,10 @@ main().then(
     setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref();
   },
   (err) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`simulate: ${err.message}\n(see --help)\n`);
+      process.exit(2);
+    }
     const e = err as Error & { code?: unknown };
     const verbose = process.argv.includes('--verbose');
     process.stderr.write(`simulate: ${verbose ? (e.stack ?? e) : e.message}${e.code !== undefined ? ` (${String(e.code)})` : ''}\n`);

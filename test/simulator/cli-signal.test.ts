@@ -77,6 +77,10 @@ async function stored(identity: string) {
   return { chargerId: charger.id, rows };
 }
 
+// "at once" against the waits a signal must cut short (a 146 s session, a 60 s workload, a 300 s retry): a loaded
+// machine can take seconds to run the handler, so the bound is far from both
+const PROMPTLY_MS = 20_000;
+
 const printed = (stdout: string, label = 'energy delivered') => Number(new RegExp(`^${label}: (\\d+) Wh$`, 'm').exec(stdout)?.[1]);
 
 describe('the first signal stops a single-charger run promptly', () => {
@@ -91,7 +95,7 @@ describe('the first signal stops a single-charger run promptly', () => {
     const sentAt = Date.now();
     run.child.kill(signal);
     const { code: exitCode, at } = await run.exit;
-    expect(at - sentAt).toBeLessThan(3_000);
+    expect(at - sentAt).toBeLessThan(PROMPTLY_MS);
     expect(exitCode).toBe(code);
     expect(run.out.stderr).toMatch(stopFrame);
     expect(run.out.stdout).toMatch(new RegExp(`interrupted by ${signal}`));
@@ -107,7 +111,7 @@ describe('the first signal stops a single-charger run promptly', () => {
     const sentAt = Date.now();
     run.child.kill('SIGINT');
     const { code, at } = await run.exit;
-    expect(at - sentAt).toBeLessThan(3_000);
+    expect(at - sentAt).toBeLessThan(PROMPTLY_MS);
     expect(code).toBe(130);
     expect(run.out.stdout).toMatch(/interrupted by SIGINT/);
     expect(printed(run.out.stdout)).toBe(0);
@@ -118,12 +122,13 @@ describe('a fleet', () => {
   it('SIGTERM ends its workload: exit 143 (a cut-short run is not a complete one); SIGINT ends its chargers\' Pending waits', async () => {
     const open = await startBareServer();
     try {
-      const run = start(['--url', open.url, '--count', '2', '--prefix', `SIG-FLEET-${process.pid}-`, '--scenario', 'idle', '--duration', '60']);
-      await new Promise((r) => setTimeout(r, 2_000));
+      const run = start(['--url', open.url, '--count', '2', '--prefix', `SIG-FLEET-${process.pid}-`, '--scenario', 'idle', '--duration', '60', '--verbose']);
+      // the workload runs (both chargers connected): the handlers are in place
+      await waitFor(() => (run.out.stderr.match(/: connected to /g) ?? []).length >= 2, 'two connected chargers');
       const sentAt = Date.now();
       run.child.kill('SIGTERM');
       const { code, at } = await run.exit;
-      expect(at - sentAt).toBeLessThan(3_000);
+      expect(at - sentAt).toBeLessThan(PROMPTLY_MS);
       expect(code).toBe(143);
     } finally {
       await open.close();
@@ -134,7 +139,7 @@ describe('a fleet', () => {
     const sentAt = Date.now();
     pending.child.kill('SIGINT');
     const { code, at } = await pending.exit;
-    expect(at - sentAt).toBeLessThan(3_000);
+    expect(at - sentAt).toBeLessThan(PROMPTLY_MS);
     expect(code).toBe(1);
   });
 });

@@ -78,7 +78,7 @@ describe('npm run simulate', () => {
     await expect(simulate(['--url', server.url, '--count', '2', '--scenario', 'load', '--wait-go'])).rejects.toMatchObject({ code: 2 });
   });
 
-  it('a charger keeps its meter: two runs of one identity continue the register; --no-state starts afresh', async () => {
+  it('a charger keeps its meter: two runs of one identity continue the register; --no-state starts afresh', { timeout: 120_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-sim-state-'));
     try {
       for (const protocol of ['ocpp1.6', 'ocpp2.0.1']) {
