@@ -3,7 +3,9 @@
 // migrations/*.sql (src/db/migrate.ts) and schemas/catalog/*.json (src/domain/catalog/load.ts). dist/ then
 // runs with plain node and no TypeScript loader: `node dist/src/main.js`, `node dist/src/db/migrate-cli.js`.
 // Plain JavaScript on purpose: it runs before anything is compiled.
-//   node scripts/build.mjs [--out-dir DIR]     (default dist; the build test builds into a temporary directory)
+//   node scripts/build.mjs [--out-dir DIR] [--no-check]
+// (default dist; the build test builds into a temporary directory, and with --no-check: tsc emits without
+// type-checking, the same files, in a third of the time; CI and `npx tsc --noEmit` check the types)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +18,8 @@ const outDir = path.resolve(at > 0 && process.argv[at + 1] ? process.argv[at + 1
 
 fs.rmSync(outDir, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const run = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', outDir], {
+const noCheck = process.argv.includes('--no-check') ? ['--noCheck'] : [];
+const run = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', outDir, ...noCheck], {
   stdio: 'inherit',
 });
 if (run.status !== 0) {
