@@ -55,7 +55,7 @@ export interface StartOptions {
   seed?: boolean;
   jobs?: boolean;
   clock?: () => Date;
-  /** load the bundled MID catalog into an empty catalog (C1.7; both environments). Default true. */
+  /** add the bundled MID catalog entries the database lacks (C1.7, D209; both environments). Default true. */
   catalog?: boolean;
   /** extra route files registered after the service's own, before ready (tests declare routes this way) */
   extraRoutes?: RouteRegistrar[];
@@ -98,8 +98,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
   await ensureReadingPartitions(deps);
   startup.step = 'loading the catalog';
   if (opts.catalog ?? true) {
-    const loaded = await loadBundledCatalog(deps.db);
-    if (loaded) logger.info({ models: loaded }, 'loaded the bundled MID catalog');
+    const added = await loadBundledCatalog(deps.db);
+    if (added.models || added.aliases) logger.info(added, 'loaded the bundled MID catalog');
   }
   const app = await buildApp(deps, { plugins: appPlugins, routes: opts.extraRoutes ?? [] });
   let ocpp: OcppServerHandle | undefined;

@@ -128,6 +128,21 @@ export interface CatalogAliasesTable {
   match: 'exact' | 'prefix' | 'pattern';
 }
 
+/** A bundled catalog model a start has offered to this database (migration 0080, D209): lower-case brand and model. */
+export interface CatalogOfferedModelsTable {
+  brand: string;
+  model: string;
+  offered_at: Generated<Date>;
+}
+
+/** A bundled catalog alias a start has offered to this database (migration 0080, D209): as catalog_aliases keys it. */
+export interface CatalogOfferedAliasesTable {
+  vendor: string;
+  model: string;
+  match: 'exact' | 'prefix' | 'pattern';
+  offered_at: Generated<Date>;
+}
+
 export interface ChargersTable {
   id: Generated<string>;
   account_id: string | null;
@@ -282,6 +297,8 @@ export interface CoreTables {
   connections: ConnectionsTable;
   catalog_models: CatalogModelsTable;
   catalog_aliases: CatalogAliasesTable;
+  catalog_offered_models: CatalogOfferedModelsTable;
+  catalog_offered_aliases: CatalogOfferedAliasesTable;
   chargers: ChargersTable;
   charging_sessions: ChargingSessionsTable;
   meter_readings: MeterReadingsTable;

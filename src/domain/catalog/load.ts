@@ -1,4 +1,4 @@
-// Loads the bundled MID catalog (schemas/catalog/mid-chargers.json) on first start (C1.7; production too),
+// Loads the bundled MID catalog (schemas/catalog/mid-chargers.json) at every start (C1.7 and D209; production too),
 // and adds models through the admin API (C1.6). Idempotent: a model is keyed by (brand, model).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { normaliseReported } from './resolve.ts';
+import { syncBundledCatalog, type BundledSyncResult } from './bundled-sync.ts';
 
 export const BUNDLED_CATALOG = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -62,32 +63,10 @@ export function readCatalogFile(file = BUNDLED_CATALOG): z.output<typeof Catalog
 }
 
 /**
- * Load the bundled catalog when the catalog is empty (every start, production too). Two statements in one
- * transaction, so a start (and every test service) pays a few milliseconds. Returns the models loaded.
+ * Bring the bundled catalog into the database (every start, production too): the models and aliases it was never
+ * offered are added, nothing there is changed or removed (D209, bundled-sync.ts). Two statements in one transaction,
+ * so a start (and every test service) pays a few milliseconds. Returns how many models and aliases were added.
  */
-export async function loadBundledCatalog(db: Db, file = BUNDLED_CATALOG): Promise<number> {
-  const entries = readCatalogFile(file);
-  if (entries.length === 0) return 0;
-  return db.transaction().execute(async (trx) => {
-    // one loader at a time (two processes starting on one empty database)
-    await sql`select pg_advisory_xact_lock(hashtext('ere-gateway:catalog-load'))`.execute(trx);
-    const existing = await trx.selectFrom('catalog_models').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    if (Number(existing.n) > 0) return 0;
-    const models = await trx
-      .insertInto('catalog_models')
-      .values(entries.map((e) => ({ brand: e.brand, model: e.model, mid_meter: e.mid_meter, max_power_w: e.max_power_w, source_note: e.source ?? null })))
-      .returning(['id', 'brand', 'model'])
-      .execute();
-    const idOf = new Map(models.map((m) => [`${m.brand.toLowerCase()}\u0000${m.model.toLowerCase()}`, m.id]));
-    const aliases = new Map<string, { catalog_model_id: string; vendor: string; model: string; match: 'exact' | 'prefix' | 'pattern' }>();
-    for (const e of entries) {
-      const id = idOf.get(`${e.brand.toLowerCase()}\u0000${e.model.toLowerCase()}`)!;
-      for (const a of e.aliases) {
-        const row = { catalog_model_id: id, vendor: normaliseReported(a.vendor), model: normaliseReported(a.model), match: a.match };
-        aliases.set(`${row.vendor}\u0000${row.model}\u0000${row.match}`, row);
-      }
-    }
-    if (aliases.size) await trx.insertInto('catalog_aliases').values([...aliases.values()]).execute();
-    return models.length;
-  });
+export async function loadBundledCatalog(db: Db, file = BUNDLED_CATALOG): Promise<BundledSyncResult> {
+  return syncBundledCatalog(db, readCatalogFile(file));
 }
