@@ -46,3 +46,14 @@ export function isNoAuthorization(idToken: unknown): boolean {
   const type = (idToken as Record<string, unknown>).type;
   return typeof type === 'string' && type.trim().toLowerCase() === 'noauthorization';
 }
+
+/**
+ * D213: an idToken of a type that carries an identifier (every type but NoAuthorization: ISO14443, Central, eMAID,
+ * Local, ...) with none in it (empty or blank) names nobody and is no valid token: Authorize and TransactionEvent
+ * answer it Invalid, whatever the charger's policy, and it records no id tag (the reader takes a blank as absent).
+ */
+export function isEmptyIdToken(idToken: unknown): boolean {
+  if (idToken === null || typeof idToken !== 'object' || isNoAuthorization(idToken)) return false;
+  const id = (idToken as Record<string, unknown>).idToken;
+  return id === undefined || id === null || (typeof id === 'string' && id.trim() === '');
+}

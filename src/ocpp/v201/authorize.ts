@@ -1,5 +1,5 @@
 // OCPP 2.0.1 Authorize: the charger's id-token policy decides (C4.4).
-import { type ActionAdapter, expect, isNoAuthorization, utc } from '../adapter.ts';
+import { type ActionAdapter, expect, isEmptyIdToken, isNoAuthorization, utc } from '../adapter.ts';
 
 export const authorize: ActionAdapter = {
   toEvent(params, r) {
@@ -9,8 +9,10 @@ export const authorize: ActionAdapter = {
   },
   respond(o, params) {
     const a = expect(o, 'authorize');
+    const idToken = (params as Record<string, unknown> | undefined)?.idToken;
     // D183: NoAuthorization names nobody to check, whatever the charger's policy: Accepted, as TransactionEvent answers it
-    if (isNoAuthorization((params as Record<string, unknown> | undefined)?.idToken)) return { idTokenInfo: { status: 'Accepted' } };
+    if (isNoAuthorization(idToken)) return { idTokenInfo: { status: 'Accepted' } };
+    if (isEmptyIdToken(idToken)) return { idTokenInfo: { status: 'Invalid' } };
     return { idTokenInfo: { status: a.verdict, ...(a.expiresAt ? { cacheExpiryDateTime: utc(a.expiresAt) } : {}) } };
   },
 };

@@ -1,7 +1,7 @@
 // OCPP 2.0.1 TransactionEvent Started/Updated/Ended, keyed by the charger's transactionId (C4.6). seqNo gaps
 // and offline events are tolerated; seqNo restarts per transaction, so nothing is deduplicated on it.
 import type { ChargerEvent } from '../../domain/charging/events.ts';
-import { type ActionAdapter, isNoAuthorization } from '../adapter.ts';
+import { type ActionAdapter, isEmptyIdToken, isNoAuthorization } from '../adapter.ts';
 import { readMeterValues } from '../sampled-values.ts';
 import { Unusable } from '../tolerant.ts';
 
@@ -49,10 +49,12 @@ export const transactionEvent: ActionAdapter = {
     };
   },
   respond(o, params) {
+    const idToken = params !== null && typeof params === 'object' ? (params as Record<string, unknown>).idToken : undefined;
+    // D213: a token of a type with an identifier but none in it is Invalid (it was read as no token: no verdict)
+    if (isEmptyIdToken(idToken)) return { idTokenInfo: { status: 'Invalid' } };
     const verdict = o.kind === 'transaction' || o.kind === 'transaction_started' ? o.verdict : null;
     if (verdict) return { idTokenInfo: { status: verdict } };
     // D183: 2.0.1 answers idTokenInfo whenever the request carried an idToken; a NoAuthorization one is Accepted
-    const idToken = params !== null && typeof params === 'object' ? (params as Record<string, unknown>).idToken : undefined;
     return isNoAuthorization(idToken) ? { idTokenInfo: { status: 'Accepted' } } : {};
   },
   unusableAck: async () => ({}),
