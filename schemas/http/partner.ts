@@ -49,6 +49,15 @@ export const EanStatus = z.enum(['resolved', 'candidates', 'not_found', 'invalid
 // C3.2: one list of reasons (partner-enums.ts), which the domain counts by
 export const SkipReason = z.enum(SKIP_REASONS);
 
+// D210: an empty or malformed e-mail cannot say which row it was; the row's position does
+const RowNumber = z
+  .number()
+  .int()
+  .min(1)
+  .describe(
+    'the row\'s 1-based position in the request: for customers and rows the array index + 1; for csv the data row, the first record after the header being 1 (a blank line counts, a quoted field spanning lines does not)',
+  );
+
 export const UploadResponse = z.object({
   ok: z.boolean(),
   added: z.number().int(),
@@ -64,11 +73,15 @@ export const UploadResponse = z.object({
     }),
   ),
   address_ignored: z.array(
-    z.object({ email: z.string(), reason: z.enum(['invalid_postal_code', 'invalid_house_number', 'ean_mismatch']) }),
+    z.object({
+      email: z.string(),
+      reason: z.enum(['invalid_postal_code', 'invalid_house_number', 'ean_mismatch']),
+      row: RowNumber,
+    }),
   ),
   claim_urls: z.array(z.object({ email: z.string(), claim_url: z.string() })),
   referral_codes: z.array(z.object({ email: z.string(), code: z.string(), matched: z.boolean() })),
-  rejected: z.array(z.object({ email: z.string(), reason: SkipReason })),
+  rejected: z.array(z.object({ email: z.string(), reason: SkipReason, row: RowNumber })),
   skipped: z.object(Object.fromEntries(SkipReason.options.map((k) => [k, z.number().int()])) as Record<z.infer<typeof SkipReason>, z.ZodNumber>),
   cap: z.object({ rolling_days: z.number().int(), rolling_cap: z.number().int(), remaining_before: z.number().int() }),
 });

@@ -126,7 +126,7 @@ describe('invites by SMTP', () => {
     // a bounced address is skipped as suppressed on the next upload (any partner)
     const other = await aPartner(svc.deps);
     const again = (await postCustomers(svc, other.apiKey, { consent: true, customers: [{ name: 'B', email: 'Bounce@klant.nl' }] })).json();
-    expect(again.rejected).toEqual([{ email: 'Bounce@klant.nl', reason: 'suppressed' }]);
+    expect(again.rejected).toEqual([{ email: 'Bounce@klant.nl', reason: 'suppressed', row: 1 }]);
     expect(again.skipped.suppressed).toBe(1);
   });
 
@@ -170,7 +170,7 @@ describe('invites by SMTP', () => {
 
     const other = await aPartner(svc.deps);
     const res = (await postImport(svc, other.apiKey, { consent: true, rows: [{ name: 'Olga', email: 'olga@klant.nl' }] })).json();
-    expect(res.rejected).toEqual([{ email: 'olga@klant.nl', reason: 'suppressed' }]);
+    expect(res.rejected).toEqual([{ email: 'olga@klant.nl', reason: 'suppressed', row: 1 }]);
   });
 
   it('admin suppressions stop queued mail; without SMTP nothing is sent and mail stays in the outbox', async () => {

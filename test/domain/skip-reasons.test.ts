@@ -77,23 +77,23 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
     expect(body.added).toBe(2);
     expect(body.created.map((c: { email: string }) => c.email)).toEqual(['goed@klant.nl', 'laadpaal@klant.nl']);
     expect(body.rejected).toEqual([
-      { email: 'leeg@klant.nl', reason: 'invalid' },
-      { email: 'geen-email', reason: 'invalid' },
-      { email: 'a@example.com', reason: 'reserved_domain' },
-      { email: 'b@shop.test', reason: 'reserved_domain' },
-      { email: 'bv@klant.nl', reason: 'missing_kvk' },
-      { email: 'bv2@klant.nl', reason: 'missing_kvk' },
-      { email: 'OPEN@klant.nl', reason: 'already_drafted' },
-      { email: 'goed@klant.nl', reason: 'already_drafted' },
-      { email: 'bestaand@klant.nl', reason: 'existing_user' },
-      { email: 'weg@klant.nl', reason: 'suppressed' },
-      { email: 'ander@klant.nl', reason: 'conflict' },
-      { email: 'ean@klant.nl', reason: 'conflict' },
-      { email: 'ean2@klant.nl', reason: 'conflict' },
-      { email: 'merk@klant.nl', reason: 'charger_brand_unsupported' },
-      { email: 'niet@klant.nl', reason: 'charger_not_linked' },
-      { email: 'bezet@klant.nl', reason: 'charger_claimed' },
-      { email: 'laadpaal2@klant.nl', reason: 'charger_claimed' },
+      { email: 'leeg@klant.nl', reason: 'invalid', row: 2 },
+      { email: 'geen-email', reason: 'invalid', row: 3 },
+      { email: 'a@example.com', reason: 'reserved_domain', row: 4 },
+      { email: 'b@shop.test', reason: 'reserved_domain', row: 5 },
+      { email: 'bv@klant.nl', reason: 'missing_kvk', row: 6 },
+      { email: 'bv2@klant.nl', reason: 'missing_kvk', row: 7 },
+      { email: 'OPEN@klant.nl', reason: 'already_drafted', row: 8 },
+      { email: 'goed@klant.nl', reason: 'already_drafted', row: 9 },
+      { email: 'bestaand@klant.nl', reason: 'existing_user', row: 10 },
+      { email: 'weg@klant.nl', reason: 'suppressed', row: 11 },
+      { email: 'ander@klant.nl', reason: 'conflict', row: 12 },
+      { email: 'ean@klant.nl', reason: 'conflict', row: 13 },
+      { email: 'ean2@klant.nl', reason: 'conflict', row: 14 },
+      { email: 'merk@klant.nl', reason: 'charger_brand_unsupported', row: 15 },
+      { email: 'niet@klant.nl', reason: 'charger_not_linked', row: 16 },
+      { email: 'bezet@klant.nl', reason: 'charger_claimed', row: 17 },
+      { email: 'laadpaal2@klant.nl', reason: 'charger_claimed', row: 19 },
     ]);
     expect(body.skipped).toEqual({
       invalid: 2,
@@ -148,11 +148,11 @@ describe('POST /partner/customers skip reasons (C3.2)', () => {
     expect(body.added).toBe(8);
     expect(body.rejected).toEqual([]);
     expect(body.address_ignored).toEqual([
-      { email: 'pc@klant.nl', reason: 'invalid_postal_code' },
-      { email: 'pc2@klant.nl', reason: 'invalid_postal_code' },
-      { email: 'hn@klant.nl', reason: 'invalid_house_number' },
-      { email: 'hn2@klant.nl', reason: 'invalid_house_number' },
-      { email: 'mm@klant.nl', reason: 'ean_mismatch' },
+      { email: 'pc@klant.nl', reason: 'invalid_postal_code', row: 1 },
+      { email: 'pc2@klant.nl', reason: 'invalid_postal_code', row: 2 },
+      { email: 'hn@klant.nl', reason: 'invalid_house_number', row: 3 },
+      { email: 'hn2@klant.nl', reason: 'invalid_house_number', row: 4 },
+      { email: 'mm@klant.nl', reason: 'ean_mismatch', row: 5 },
     ]);
     const byEmail = Object.fromEntries(body.created.map((c: { email: string }) => [c.email, c]));
     expect(byEmail['ok@klant.nl']).toMatchObject({ ean_status: 'resolved', ean_candidates: 1 });

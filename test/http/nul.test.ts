@@ -84,7 +84,7 @@ describe('a NUL character in a request', () => {
     ];
     for (const [i, res] of (await Promise.all(cases)).entries()) {
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json().rejected).toEqual([{ email: `nul${i + 1}@ere-owner.nl`, reason: 'invalid' }]);
+      expect(res.json().rejected).toEqual([{ email: `nul${i + 1}@ere-owner.nl`, reason: 'invalid', row: 1 }]);
       expect(res.json().created.map((c: { email: string }) => c.email)).toEqual([['good1', 'good2', 'good3'][i] + '@ere-owner.nl']);
     }
   });

@@ -65,10 +65,10 @@ describe('CSV variants', () => {
     const body = await importCsv(p, csv);
     expect(body.added).toBe(1);
     expect(body.rejected).toEqual([
-      { email: 'b@example.org', reason: 'reserved_domain' },
-      { email: 'c@klant.nl', reason: 'invalid' },
-      { email: 'd@klant.nl', reason: 'missing_kvk' },
-      { email: 'A@KLANT.NL', reason: 'already_drafted' },
+      { email: 'b@example.org', reason: 'reserved_domain', row: 2 },
+      { email: 'c@klant.nl', reason: 'invalid', row: 3 },
+      { email: 'd@klant.nl', reason: 'missing_kvk', row: 4 },
+      { email: 'A@KLANT.NL', reason: 'already_drafted', row: 5 },
     ]);
     const [draft] = await draftsOf(svc.deps, p.partnerId);
     expect(draft!.charger_id).toBeNull();

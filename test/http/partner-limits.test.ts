@@ -33,7 +33,7 @@ describe('request limit and rolling cap', () => {
     expect(body.created).toHaveLength(1000);
     expect(body.skipped.over_request_limit).toBe(200);
     expect(body.rejected).toHaveLength(200);
-    expect(body.rejected[0]).toEqual({ email: 'bulk1000@klant.nl', reason: 'over_request_limit' });
+    expect(body.rejected[0]).toEqual({ email: 'bulk1000@klant.nl', reason: 'over_request_limit', row: 1001 });
     expect(body.rejected.every((r: { reason: string }) => r.reason === 'over_request_limit')).toBe(true);
     expect(body.cap.remaining_before).toBe(5000);
     const stored = await draftsOf(svc.deps, partner.partnerId);
@@ -57,12 +57,12 @@ describe('request limit and rolling cap', () => {
     expect(r2.added).toBe(2);
     expect(r2.cap.remaining_before).toBe(2);
     expect(r2.skipped.over_cap).toBe(1);
-    expect(r2.rejected).toEqual([{ email: 'cap5@klant.nl', reason: 'over_cap' }]);
+    expect(r2.rejected).toEqual([{ email: 'cap5@klant.nl', reason: 'over_cap', row: 3 }]);
 
     const r3 = (await postCustomers(svc, p.apiKey, { consent: true, send_invite: false, customers: rows(1, 'cap', 6) })).json();
     expect(r3.added).toBe(0);
     expect(r3.cap.remaining_before).toBe(0);
-    expect(r3.rejected).toEqual([{ email: 'cap6@klant.nl', reason: 'over_cap' }]);
+    expect(r3.rejected).toEqual([{ email: 'cap6@klant.nl', reason: 'over_cap', row: 1 }]);
 
     // the first three drafts leave the 7-day window: room for three again
     clock.advance(4 * 86_400_000 + 1000);
@@ -101,8 +101,8 @@ describe('request limit and rolling cap', () => {
     expect(again.added).toBe(0);
     expect(again.created).toEqual([]);
     expect(again.rejected).toEqual([
-      { email: 'anna@klant.nl', reason: 'already_drafted' },
-      { email: 'bram@klant.nl', reason: 'already_drafted' },
+      { email: 'anna@klant.nl', reason: 'already_drafted', row: 1 },
+      { email: 'bram@klant.nl', reason: 'already_drafted', row: 2 },
     ]);
     expect(again.skipped.already_drafted).toBe(2);
     expect(await draftsOf(svc.deps, p.partnerId)).toHaveLength(2);

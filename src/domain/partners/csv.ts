@@ -1,6 +1,8 @@
 // POST /partner/drafts/import `csv` (spec §4.2): a header row, comma or semicolon separated, quotes allowed
 // (also around separators and line breaks), an optional UTF-8 BOM, LF or CRLF line ends, Dutch header names
 // (spec §2 aliases). Columns with unknown headers are ignored; charger columns too (CSV cannot pre-couple).
+// Each row keeps its data row number (D210): the first record after the header is 1, a blank or empty record
+// counts (a spreadsheet shows it as a row) and a quoted field spanning lines does not (it is one record).
 import { parse } from 'csv-parse/sync';
 import { DomainError } from '../errors.ts';
 import { CHARGER_FIELDS, fieldOf, type DraftField, type RawRow } from './fields.ts';
@@ -19,22 +21,35 @@ export function detectDelimiter(text: string): ',' | ';' {
   return semis > commas ? ';' : ',';
 }
 
-export function parseDraftCsv(text: string): RawRow[] {
+export interface CsvRow {
+  row: RawRow;
+  /** 1-based data row number: the record right after the header is 1 (D210). */
+  number: number;
+}
+
+const isEmptyRecord = (r: string[]) => r.every((v) => v.trim() === '');
+
+export function parseDraftCsv(text: string): CsvRow[] {
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') return [];
   let records: string[][];
   try {
     records = parse(body, {
-      delimiter: detectDelimiter(body),
+      // from the header line, also when blank lines come before it
+      delimiter: detectDelimiter(body.replace(/^\s+/, '')),
       bom: true,
       relax_column_count: true,
-      skip_empty_lines: true,
+      // blank lines are kept as records so that every later row keeps the number the partner's spreadsheet shows
+      skip_empty_lines: false,
       trim: true,
     });
   } catch (err) {
     throw new DomainError('invalid_request', `csv could not be parsed: ${(err as Error).message}`);
   }
-  const [header, ...rows] = records;
+  // blank lines before the header are not rows: the header is the first record with content
+  const first = records.findIndex((r) => !isEmptyRecord(r));
+  if (first < 0) return [];
+  const [header, ...rows] = records.slice(first);
   if (!header) return [];
   const columns: Array<DraftField | undefined> = header.map((h) => {
     const f = fieldOf(h);
@@ -51,14 +66,15 @@ export function parseDraftCsv(text: string): RawRow[] {
       `csv needs a header row naming both the columns name (naam) and email (emailadres, mail); it has no ${missing.join(' and no ')} column.`,
     );
   }
-  return rows
-    .filter((r) => r.some((v) => v.trim() !== ''))
-    .map((r) => {
-      const row: RawRow = {};
-      columns.forEach((field, i) => {
-        const v = r[i]?.trim();
-        if (field && v && row[field] === undefined) row[field] = v;
-      });
-      return row;
+  const out: CsvRow[] = [];
+  rows.forEach((r, i) => {
+    if (isEmptyRecord(r)) return;
+    const row: RawRow = {};
+    columns.forEach((field, c) => {
+      const v = r[c]?.trim();
+      if (field && v && row[field] === undefined) row[field] = v;
     });
+    out.push({ row, number: i + 1 });
+  });
+  return out;
 }

@@ -49,13 +49,16 @@ export async function importDrafts(deps: Deps, partnerId: string, raw: unknown):
   const sendInvite = sendInviteOf(body);
   const source = body['source'] === 'api' ? 'api' : 'csv';
   let rows: RawRow[] = [];
+  let rowNumbers: number[] | undefined;
   if (body['rows'] !== undefined && body['rows'] !== null) {
     const r = body['rows'];
     if (!Array.isArray(r)) throw new DomainError('invalid_request', 'rows must be an array of draft rows');
     rows = r.map((x) => canonicalRow(x, { allowCharger: true }));
   } else if (body['csv'] !== undefined && body['csv'] !== null) {
     if (typeof body['csv'] !== 'string') throw new DomainError('invalid_request', 'csv must be a string');
-    rows = parseDraftCsv(body['csv']);
+    const parsed = parseDraftCsv(body['csv']);
+    rows = parsed.map((p) => p.row);
+    rowNumbers = parsed.map((p) => p.number);
   }
-  return createDrafts(deps, { partnerId, endpoint: 'import', source, rows, sendInvite });
+  return createDrafts(deps, { partnerId, endpoint: 'import', source, rows, rowNumbers, sendInvite });
 }

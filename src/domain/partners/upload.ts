@@ -26,10 +26,10 @@ export interface UploadResult {
   added: number;
   batch_id: string;
   created: Array<{ draft_id: string; email: string; external_ref: string | null; claim_url: string; ean_status: EanStatus; ean_candidates: number }>;
-  address_ignored: Array<{ email: string; reason: AddressIgnoredReason }>;
+  address_ignored: Array<{ email: string; reason: AddressIgnoredReason; row: number }>;
   claim_urls: Array<{ email: string; claim_url: string }>;
   referral_codes: Array<{ email: string; code: string; matched: boolean }>;
-  rejected: Array<{ email: string; reason: SkipReason }>;
+  rejected: Array<{ email: string; reason: SkipReason; row: number }>;
   skipped: Record<SkipReason, number>;
   cap: { rolling_days: number; rolling_cap: number; remaining_before: number };
 }
@@ -39,8 +39,13 @@ export interface UploadRequest {
   endpoint: 'customers' | 'import';
   source: 'api' | 'csv';
   rows: RawRow[];
+  /** The 1-based row number each row has in the request (CSV data rows, D210); without it, index + 1. */
+  rowNumbers?: number[];
   sendInvite: boolean;
 }
+
+/** D210: the row the partner must look at, as the request numbers it. */
+const rowNumberOf = (req: UploadRequest, index: number): number => req.rowNumbers?.[index] ?? index + 1;
 
 type Partner = Pick<PartnersTable, 'name'> & { id: string; rolling_days: number; rolling_cap: number };
 
@@ -160,7 +165,7 @@ export async function createDrafts(deps: Deps, req: UploadRequest): Promise<Uplo
   rejections.sort((a, b) => a.index - b.index);
   const skipped = Object.fromEntries(SKIP_REASONS.map((k) => [k, 0])) as Record<SkipReason, number>;
   for (const r of rejections) skipped[r.reason]++;
-  return { ...result, rejected: rejections.map(({ email, reason }) => ({ email, reason })), skipped };
+  return { ...result, rejected: rejections.map(({ index, email, reason }) => ({ email, reason, row: rowNumberOf(req, index) })), skipped };
 }
 
 async function insertUnderCap(
@@ -282,7 +287,9 @@ async function insertUnderCap(
       ean_status: lookup.ean_status,
       ean_candidates: candidateCount(lookup.ean_status, lookup.ean_candidates),
     })),
-    address_ignored: created.filter((c) => c.row.addressIgnored).map((c) => ({ email: c.row.email, reason: c.row.addressIgnored! })),
+    address_ignored: created
+      .filter((c) => c.row.addressIgnored)
+      .map((c) => ({ email: c.row.email, reason: c.row.addressIgnored!, row: rowNumberOf(req, c.row.index) })),
     claim_urls: req.sendInvite ? [] : created.map(({ row, token }) => ({ email: row.email, claim_url: claimUrl(deps, token) })),
     referral_codes: created
       .filter((c) => c.row.referral_code)

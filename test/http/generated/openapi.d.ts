@@ -6469,6 +6469,8 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             reason: "invalid_postal_code" | "invalid_house_number" | "ean_mismatch";
+                            /** @description the row's 1-based position in the request: for customers and rows the array index + 1; for csv the data row, the first record after the header being 1 (a blank line counts, a quoted field spanning lines does not) */
+                            row: number;
                         }[];
                         claim_urls: {
                             email: string;
@@ -6483,6 +6485,8 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             reason: "invalid" | "reserved_domain" | "missing_kvk" | "already_drafted" | "existing_user" | "suppressed" | "conflict" | "over_request_limit" | "over_cap" | "charger_brand_unsupported" | "charger_not_linked" | "charger_claimed";
+                            /** @description the row's 1-based position in the request: for customers and rows the array index + 1; for csv the data row, the first record after the header being 1 (a blank line counts, a quoted field spanning lines does not) */
+                            row: number;
                         }[];
                         skipped: {
                             invalid: number;
@@ -6699,6 +6703,8 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             reason: "invalid_postal_code" | "invalid_house_number" | "ean_mismatch";
+                            /** @description the row's 1-based position in the request: for customers and rows the array index + 1; for csv the data row, the first record after the header being 1 (a blank line counts, a quoted field spanning lines does not) */
+                            row: number;
                         }[];
                         claim_urls: {
                             email: string;
@@ -6713,6 +6719,8 @@ export interface operations {
                             email: string;
                             /** @enum {string} */
                             reason: "invalid" | "reserved_domain" | "missing_kvk" | "already_drafted" | "existing_user" | "suppressed" | "conflict" | "over_request_limit" | "over_cap" | "charger_brand_unsupported" | "charger_not_linked" | "charger_claimed";
+                            /** @description the row's 1-based position in the request: for customers and rows the array index + 1; for csv the data row, the first record after the header being 1 (a blank line counts, a quoted field spanning lines does not) */
+                            row: number;
                         }[];
                         skipped: {
                             invalid: number;
