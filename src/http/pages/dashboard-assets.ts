@@ -28,6 +28,10 @@ input[type=email]{display:block;width:100%;max-width:100%;padding:.5rem;font-siz
 export const DASHBOARD_JS = `(() => {
   'use strict';
   const root = document.documentElement;
+  // D212: the dashboard's path as the browser knows it (/ere/dashboard behind a proxy at /ere), from this script's own
+  // URL (<base>/dashboard/assets/dashboard.js): every fetch, stream and form below goes there, never to a root path
+  const me = document.currentScript || document.querySelector('script[src$="/assets/dashboard.js"]');
+  const home = new URL('../../dashboard', me.src).pathname;
   const lc = root.lang === 'en' ? 'en' : 'nl';
   const t = {
     nl: { online: 'online', offline: 'offline', charging: 'laadt', idle: 'laadt niet', none: '—', stop: 'Stop laden' },
@@ -45,7 +49,7 @@ export const DASHBOARD_JS = `(() => {
   const stopForm = (sid) => {
     const f = document.createElement('form');
     f.method = 'post';
-    f.action = '/dashboard/sessions/' + encodeURIComponent(sid) + '/stop?locale=' + lc;
+    f.action = home + '/sessions/' + encodeURIComponent(sid) + '/stop?locale=' + lc;
     f.dataset.role = 'stop';
     const i = document.createElement('input');
     i.type = 'hidden'; i.name = '_csrf'; i.value = csrf ? csrf.value : '';
@@ -64,7 +68,7 @@ export const DASHBOARD_JS = `(() => {
         // the same page of the session list as the one shown (?page=)
         const q = new URLSearchParams(location.search);
         q.set('locale', lc);
-        const res = await fetch('/dashboard?' + q, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+        const res = await fetch(home + '?' + q, { credentials: 'same-origin', headers: { accept: 'text/html' } });
         if (!res.ok) return;
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
         for (const id of ['session-list', 'energy', 'ere']) {
@@ -102,7 +106,7 @@ export const DASHBOARD_JS = `(() => {
   };
   let es = null;
   const connect = () => {
-    es = new EventSource('/dashboard/stream');
+    es = new EventSource(home + '/stream');
     es.onopen = () => live(true);
     es.onerror = () => { if (es.readyState !== 1) live(false); };
     es.addEventListener('alive', () => live(true));

@@ -9,11 +9,20 @@ import type { ErePosition } from '../../domain/ere/position.ts';
 import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
 import type { OperatorIdentity } from '../../lib/operator.ts';
 import { esc, pageHtml, type PageLocale } from './page-kit.ts';
-
-const DASHBOARD_HEAD = '<link rel="stylesheet" href="/dashboard/assets/dashboard.css">\n<script src="/dashboard/assets/dashboard.js" defer></script>';
 import { dashboardChart } from './dashboard-chart.ts';
 import { T } from './dashboard-text.ts';
 import type { AccountWithoutIban } from '../../domain/accounts/payout-iban.ts';
+
+/**
+ * Where the pages are and whose they are: the operator (the footer) and `base`, the path the service is served under
+ * ('' at the root; D212): every link, form and file of the dashboard starts with `${base}/dashboard`.
+ */
+export interface Site {
+  op: OperatorIdentity;
+  base: string;
+}
+const head = (base: string) =>
+  `<link rel="stylesheet" href="${esc(base)}/dashboard/assets/dashboard.css">\n<script src="${esc(base)}/dashboard/assets/dashboard.js" defer></script>`;
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${esc(value)}">`;
 const form = (action: string, csrf: string, inner: string, id?: string, role?: string, hide = false) =>
@@ -23,13 +32,13 @@ const num = (lc: PageLocale, v: number, d = 2) => new Intl.NumberFormat(lc === '
 const when = (lc: PageLocale, iso: string | Date | null) => (iso === null ? '—' : humanAmsterdam(typeof iso === 'string' ? new Date(iso) : iso, lc));
 
 /** The frame of every dashboard page: language switch, stylesheet and script files, the operator's footer. */
-export function dashboardFrame(lc: PageLocale, title: string, body: string, op: OperatorIdentity, path = '/dashboard'): string {
+export function dashboardFrame(lc: PageLocale, title: string, body: string, site: Site): string {
   const other: PageLocale = lc === 'nl' ? 'en' : 'nl';
-  const switcher = `<a class="lang" href="${esc(path)}?locale=${other}" lang="${other}">${T[other].langName}</a>`;
-  return pageHtml(lc, title, `${switcher}\n${body}`, op, DASHBOARD_HEAD);
+  const switcher = `<a class="lang" href="${esc(site.base)}/dashboard?locale=${other}" lang="${other}">${T[other].langName}</a>`;
+  return pageHtml(lc, title, `${switcher}\n${body}`, site.op, head(site.base));
 }
 
-export function signInPage(lc: PageLocale, csrf: string, op: OperatorIdentity, state: { sent?: boolean; sandboxLink?: string | null; error?: string } = {}): string {
+export function signInPage(lc: PageLocale, csrf: string, site: Site, state: { sent?: boolean; sandboxLink?: string | null; error?: string } = {}): string {
   const t = T[lc];
   const sent = state.sent
     ? `<p class="flash" id="link-sent">${esc(t.linkSent)}</p>${state.sandboxLink ? `<p class="meta">${esc(t.sandboxLink)} <a id="sandbox-link" href="${esc(state.sandboxLink)}">${esc(t.openLink)}</a></p>` : ''}`
@@ -39,17 +48,17 @@ export function signInPage(lc: PageLocale, csrf: string, op: OperatorIdentity, s
     lc,
     t.signInTitle,
     `<h1>${esc(t.signInTitle)}</h1><p>${esc(t.signInIntro)}</p>${sent}${error}
-${form(`/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" autocomplete="email" required><button type="submit" id="send-link">${esc(t.sendLink)}</button>`)}`,
-    op,
+${form(`${site.base}/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" autocomplete="email" required><button type="submit" id="send-link">${esc(t.sendLink)}</button>`)}`,
+    site,
   );
 }
 
-export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, op: OperatorIdentity, usable: boolean): string {
+export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, site: Site, usable: boolean): string {
   const t = T[lc];
   const body = usable
-    ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p>${form(`/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
-    : `<h1>${esc(t.linkGoneTitle)}</h1><p class="error" id="link-gone">${esc(t.linkGone)}</p><p><a href="/dashboard?locale=${lc}">${esc(t.askNewLink)}</a></p>`;
-  return dashboardFrame(lc, usable ? t.confirmTitle : t.linkGoneTitle, body, op);
+    ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p>${form(`${site.base}/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
+    : `<h1>${esc(t.linkGoneTitle)}</h1><p class="error" id="link-gone">${esc(t.linkGone)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}">${esc(t.askNewLink)}</a></p>`;
+  return dashboardFrame(lc, usable ? t.confirmTitle : t.linkGoneTitle, body, site);
 }
 
 export interface DashboardData {
@@ -73,12 +82,12 @@ export interface DashboardData {
   aliveSeconds: number;
 }
 
-function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[], csrf: string, station: string | undefined): string {
+function chargerCard(lc: PageLocale, base: string, c: ChargerItem, connectors: ConnectorView[], csrf: string, station: string | undefined): string {
   const t = T[lc];
   const s = c.current_session;
   // the script (dashboard-assets.ts) keeps these in step with the stream: a stop form while a session runs, a start
   // per connector while the charger is online (hidden on a one-connector charger that is charging)
-  const stop = s ? form(`/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`, undefined, 'stop') : '';
+  const stop = s ? form(`${base}/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`, undefined, 'stop') : '';
   const startHidden = c.status !== 'online' || (s !== undefined && connectors.length === 1);
   // D137: a whole charger that is Faulted or Unavailable starts nothing on any connector
   const down = station !== undefined && STATION_DOWN.has(station);
@@ -86,7 +95,7 @@ function chargerCard(lc: PageLocale, c: ChargerItem, connectors: ConnectorView[]
     .filter((k) => !down && (k.status === null || STARTABLE.has(k.status)))
     .map((k) =>
       form(
-        `/dashboard/chargers/${c.id}/start?locale=${lc}`,
+        `${base}/dashboard/chargers/${c.id}/start?locale=${lc}`,
         csrf,
         `${hidden('connector_id', String(k.id))}<button type="submit" class="start">${esc(t.start)}${connectors.length > 1 ? ` · ${esc(t.connector)} ${k.id}` : ''}</button>`,
         undefined,
@@ -111,9 +120,9 @@ ${plugs}<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
 </article>`;
 }
 
-function sessionsTable(lc: PageLocale, sessions: SessionItem[], at: DashboardData['sessionsPage']): string {
+function sessionsTable(lc: PageLocale, base: string, sessions: SessionItem[], at: DashboardData['sessionsPage']): string {
   const t = T[lc];
-  const link = (page: number, text: string, rel: string) => `<a href="/dashboard?locale=${lc}&amp;page=${page}#session-list" rel="${rel}">${esc(text)}</a>`;
+  const link = (page: number, text: string, rel: string) => `<a href="${esc(base)}/dashboard?locale=${lc}&amp;page=${page}#session-list" rel="${rel}">${esc(text)}</a>`;
   const pages = [at.page > 1 ? link(at.page - 1, t.newerSessions, 'prev') : '', at.older ? link(at.page + 1, t.olderSessions, 'next') : ''].filter(Boolean);
   const nav = pages.length ? `<nav class="pages" aria-label="${esc(t.sessionsTitle)}">${pages.join(' · ')}${at.page > 1 ? ` <span class="meta">(${esc(t.page)} ${at.page})</span>` : ''}</nav>` : '';
   if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>${nav}`;
@@ -126,7 +135,7 @@ function sessionsTable(lc: PageLocale, sessions: SessionItem[], at: DashboardDat
   return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>${nav}`;
 }
 
-function tokensSection(lc: PageLocale, tokens: PersonalTokenView[], csrf: string): string {
+function tokensSection(lc: PageLocale, base: string, tokens: PersonalTokenView[], csrf: string): string {
   const t = T[lc];
   const list = tokens.length
     ? tokens
@@ -134,12 +143,12 @@ function tokensSection(lc: PageLocale, tokens: PersonalTokenView[], csrf: string
           (k) => `<article class="card token" data-token-id="${esc(k.id)}"><h3>${esc(k.name ?? t.unnamed)}</h3><dl>
 <dt>${esc(t.hint)}</dt><dd>${esc(k.hint ?? '—')}</dd><dt>${esc(t.scopes)}</dt><dd>${esc(k.scopes.join(', '))}</dd>
 <dt>${esc(t.created)}</dt><dd>${esc(when(lc, k.created_at))}</dd><dt>${esc(t.lastUsed)}</dt><dd>${esc(k.last_used_at ? when(lc, k.last_used_at) : t.never)}</dd></dl>
-${form(`/dashboard/tokens/${k.id}/revoke?locale=${lc}`, csrf, `<button type="submit" class="revoke">${esc(t.revoke)}</button>`)}</article>`,
+${form(`${base}/dashboard/tokens/${k.id}/revoke?locale=${lc}`, csrf, `<button type="submit" class="revoke">${esc(t.revoke)}</button>`)}</article>`,
         )
         .join('\n')
     : `<p>${esc(t.noTokens)}</p>`;
   const create = form(
-    `/dashboard/tokens?locale=${lc}`,
+    `${base}/dashboard/tokens?locale=${lc}`,
     csrf,
     `<label for="token-name">${esc(t.tokenName)}</label><input type="text" id="token-name" name="name" maxlength="60" required>
 <fieldset><legend>${esc(t.scopes)}</legend><label><input type="checkbox" name="scopes" value="chargers:read" checked> chargers:read — ${esc(t.scopeRead)}</label><label><input type="checkbox" name="scopes" value="chargers:write"> chargers:write — ${esc(t.scopeWrite)}</label></fieldset>
@@ -150,13 +159,13 @@ ${form(`/dashboard/tokens/${k.id}/revoke?locale=${lc}`, csrf, `<button type="sub
 }
 
 /** D115: a form per account of the user's that has no IBAN; nothing when every account has one. */
-function payoutSection(lc: PageLocale, accounts: AccountWithoutIban[], csrf: string, email: string): string {
+function payoutSection(lc: PageLocale, base: string, accounts: AccountWithoutIban[], csrf: string, email: string): string {
   if (accounts.length === 0) return '';
   const t = T[lc];
   const forms = accounts
     .map(
       (a) => `<article class="payout" data-account-id="${esc(a.id)}"><p>${esc(t.payoutIntro(a.display_name ?? email))}</p>${form(
-        `/dashboard/accounts/${encodeURIComponent(a.id)}/iban?locale=${lc}`,
+        `${base}/dashboard/accounts/${encodeURIComponent(a.id)}/iban?locale=${lc}`,
         csrf,
         `<label for="iban-${esc(a.id)}">${esc(t.ibanLabel)}</label><input id="iban-${esc(a.id)}" name="iban" autocomplete="off" maxlength="42" required><button type="submit" class="save-iban">${esc(t.saveIban)}</button>`,
       )}</article>`,
@@ -177,31 +186,32 @@ ${row(t.erePrice, `€ ${num(lc, ere.indicative_price_per_ere)}`, 'ere-price')}
 </dl></section>`;
 }
 
-export function dashboardPage(lc: PageLocale, d: DashboardData, op: OperatorIdentity): string {
+export function dashboardPage(lc: PageLocale, d: DashboardData, site: Site): string {
   const t = T[lc];
+  const { base } = site;
   const flash = d.flash ? `<p class="flash${d.flash.bad ? ' bad' : ''}" id="flash">${esc(d.flash.text)}</p>` : '';
-  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf, d.stations?.get(c.id))).join('\n') : `<p>${esc(t.noChargers)}</p>`;
+  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, base, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf, d.stations?.get(c.id))).join('\n') : `<p>${esc(t.noChargers)}</p>`;
   return dashboardFrame(
     lc,
     t.title,
-    `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
+    `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`${base}/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
 ${flash}
-${payoutSection(lc, d.withoutIban, d.csrf, d.email)}
+${payoutSection(lc, base, d.withoutIban, d.csrf, d.email)}
 <section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta" id="live-note" role="status" data-alive-seconds="${d.aliveSeconds}" data-stale-text="${esc(t.staleNote)}">${esc(t.liveNote)}</p>${chargers}</section>
 <section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
 ${ereSection(lc, d.ere)}
-<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, d.sessions, d.sessionsPage)}</section>
-${tokensSection(lc, d.tokens, d.csrf)}`,
-    op,
+<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, base, d.sessions, d.sessionsPage)}</section>
+${tokensSection(lc, base, d.tokens, d.csrf)}`,
+    site,
   );
 }
 
-export function tokenCreatedPage(lc: PageLocale, token: string, name: string, op: OperatorIdentity): string {
+export function tokenCreatedPage(lc: PageLocale, token: string, name: string, site: Site): string {
   const t = T[lc];
   return dashboardFrame(
     lc,
     t.tokenCreatedTitle,
-    `<h1>${esc(t.tokenCreatedTitle)}</h1><p>${esc(t.tokenCreatedIntro)}</p><p><strong>${esc(name)}</strong></p><p class="secret" id="new-token">${esc(token)}</p><p><a href="/dashboard?locale=${lc}" id="back">${esc(t.back)}</a></p>`,
-    op,
+    `<h1>${esc(t.tokenCreatedTitle)}</h1><p>${esc(t.tokenCreatedIntro)}</p><p><strong>${esc(name)}</strong></p><p class="secret" id="new-token">${esc(token)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}" id="back">${esc(t.back)}</a></p>`,
+    site,
   );
 }

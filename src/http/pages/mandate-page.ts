@@ -6,6 +6,7 @@ import { loadSigningView, signViaLink, type Locale, type SignOutcome } from '../
 import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { errorPage, formPage, signedPage, stalePage } from './mandate-html.ts';
 import { sendPage } from './send-page.ts';
+import { basePathOf } from './page-kit.ts';
 import { operatorOf, type OperatorIdentity } from '../../lib/operator.ts';
 import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 
@@ -32,8 +33,14 @@ const originOf = (url: string | null): string | null => {
   }
 };
 
-function render(reply: FastifyReply, op: OperatorIdentity, token: string, outcome: SignOutcome, locale: Locale | undefined, name?: string): FastifyReply {
-  const self = `/mandates/${encodeURIComponent(token)}`;
+/** What the pages of a link share: the operator (the footer) and the path the service is served under (D212). */
+interface Where {
+  op: OperatorIdentity;
+  base: string;
+}
+
+function render(reply: FastifyReply, { op, base }: Where, token: string, outcome: SignOutcome, locale: Locale | undefined, name?: string): FastifyReply {
+  const self = `${base}/mandates/${encodeURIComponent(token)}`;
   const lc: Locale = 'facts' in outcome ? outcome.facts.locale : (locale ?? 'nl');
   const other = lc === 'en' ? `${self}?locale=nl` : `${self}?locale=en`;
   switch (outcome.kind) {
@@ -65,7 +72,7 @@ function render(reply: FastifyReply, op: OperatorIdentity, token: string, outcom
 }
 
 export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
-  const op = operatorOf(deps.config);
+  const where: Where = { op: operatorOf(deps.config), base: basePathOf(deps.config.PUBLIC_BASE_URL) };
   app.get(
     '/mandates/:token',
     {
@@ -81,7 +88,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
     async (req, reply) => {
       const locale = req.query.locale;
       const view = await loadSigningView(deps, req.params.token, locale);
-      return render(reply, op, req.params.token, view, locale);
+      return render(reply, where, req.params.token, view, locale);
     },
   );
 
@@ -129,7 +136,7 @@ export const mandatePageRoutes: RouteRegistrar = (app, deps) => {
         ip: req.ip ?? null,
         userAgent: req.headers['user-agent'] ?? null,
       });
-      return render(reply, op, req.params.token, outcome, locale, req.body?.full_name);
+      return render(reply, where, req.params.token, outcome, locale, req.body?.full_name);
     },
   );
 };

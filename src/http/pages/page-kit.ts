@@ -6,6 +6,13 @@ import type { OperatorIdentity } from '../../lib/operator.ts';
 
 export type PageLocale = 'nl' | 'en';
 
+/**
+ * D212: the path the service is served under, from PUBLIC_BASE_URL ('' at the root, '/ere' for https://example.nl/ere
+ * behind a proxy that strips /ere). Every URL a page writes starts with it: a root path such as `/claim/…` would
+ * leave the service for the rest of the proxy's site.
+ */
+export const basePathOf = (publicBaseUrl: string): string => new URL(publicBaseUrl).pathname.replace(/\/+$/, '');
+
 export const esc = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 

@@ -20,6 +20,7 @@ import {
 import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { BadLinkBody, ErrorBody } from '../../../schemas/http/common.ts';
 import { sendPage } from '../pages/send-page.ts';
+import { basePathOf } from '../pages/page-kit.ts';
 
 const LocaleQuery = z.object({ locale: z.enum(['nl', 'en']).optional().catch(undefined) });
 /** D129: the link e-mailed to an existing user's address carries its confirmation code */
@@ -34,6 +35,8 @@ const send = sendPage;
 
 export const claimRoutes: RouteRegistrar = (app, deps) => {
   const op = operatorOf(deps.config);
+  /** D212: the forms post under the path of PUBLIC_BASE_URL, where the page was served (behind a proxy at a path) */
+  const base = basePathOf(deps.config.PUBLIC_BASE_URL);
   /** D160: the register's house number of each candidate EAN shown (the draft's address, or the one just entered) */
   const labelsFor = async (d: Draft, candidates: string[], postal?: string, house?: string): Promise<Record<string, string>> => {
     const postal_code = d.postal_code ?? postal?.trim();
@@ -64,7 +67,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       const found = await findClaim(deps, req.params.token);
       if (found.state === 'not_found') return send(reply, 404, messagePage(lc, 'not_found', op));
       if (found.state === 'claimed') return send(reply, 410, await claimedPage(lc, req.params.token));
-      const self = `/claim/${encodeURIComponent(req.params.token)}`;
+      const self = `${base}/claim/${encodeURIComponent(req.params.token)}`;
       const confirm = req.query.confirm;
       const other = `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}${confirm ? `&confirm=${encodeURIComponent(confirm)}` : ''}`;
       const eanLabels = await labelsFor(found.draft, found.draft.ean_candidates);
@@ -126,7 +129,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
         case 'claimed':
           return send(reply, 410, await claimedPage(lc, req.params.token));
         case 'invalid': {
-          const self = `/claim/${encodeURIComponent(req.params.token)}`;
+          const self = `${base}/claim/${encodeURIComponent(req.params.token)}`;
           const eanLabels = await labelsFor(out.draft, out.eanCandidates ?? out.draft.ean_candidates, form.postal_code, form.house_number);
           const page = claimFormPage(out.draft, {
             eanLabels,
@@ -176,7 +179,7 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
       const lc: Locale = req.query.locale ?? 'nl';
       const m = await messageByUnsubscribeToken(deps, req.params.token);
       if (!m) return send(reply, 404, unsubscribeNotFoundPage(lc, op));
-      return send(reply, 200, unsubscribePage(lc, m.to, `/unsubscribe/${encodeURIComponent(req.params.token)}?locale=${lc}`, op));
+      return send(reply, 200, unsubscribePage(lc, m.to, `${base}/unsubscribe/${encodeURIComponent(req.params.token)}?locale=${lc}`, op));
     },
   );
 

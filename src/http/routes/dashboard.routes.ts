@@ -19,9 +19,9 @@ import { localParts } from '../../lib/amsterdam-time.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
-import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage } from '../pages/dashboard-html.ts';
+import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage, type Site } from '../pages/dashboard-html.ts';
 import { REASONS, T } from '../pages/dashboard-text.ts';
-import type { PageLocale } from '../pages/page-kit.ts';
+import { basePathOf, type PageLocale } from '../pages/page-kit.ts';
 import { sendHtml } from '../pages/send-page.ts';
 import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
 import { serveChargerStream } from './charger-stream.routes.ts';
@@ -75,14 +75,18 @@ const field = (body: unknown, name: string): string | undefined => {
 
 export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   await app.register(cookie);
-  const op = operatorOf(deps.config);
+  // D212: behind a proxy at a path (PUBLIC_BASE_URL https://example.nl/ere), the browser knows the dashboard as
+  // /ere/dashboard: its links, redirects and cookie path say so, or the browser leaves the service (or sends no cookie)
+  const base = basePathOf(deps.config.PUBLIC_BASE_URL);
+  const home = `${base}/dashboard`;
+  const site: Site = { op: operatorOf(deps.config), base };
   const secure = deps.config.APP_ENV === 'production';
   const lcOf = (req: Req): PageLocale => ((req.query as Query).locale === 'en' ? 'en' : 'nl');
   const back = (lc: PageLocale, o: Outcome) => {
     const q = new URLSearchParams({ locale: lc, msg: o.msg });
     if (o.why) q.set('why', o.why);
     if (o.status) q.set('status', o.status);
-    return `/dashboard?${q.toString()}`;
+    return `${home}?${q.toString()}`;
   };
   /** the flash line of a query: known codes only, so a crafted link cannot put words of its own on the page */
   const flashOf = (lc: PageLocale, q: Query): { text: string; bad: boolean } | undefined => {
@@ -105,7 +109,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const have = req.cookies?.[PRE_CSRF_COOKIE];
     if (have && /^[A-Za-z0-9_-]{43}$/.test(have)) return have;
     const fresh = crypto.randomBytes(32).toString('base64url');
-    reply.setCookie(PRE_CSRF_COOKIE, fresh, { path: '/dashboard', httpOnly: true, sameSite: 'strict', secure });
+    reply.setCookie(PRE_CSRF_COOKIE, fresh, { path: home, httpOnly: true, sameSite: 'strict', secure });
     return fresh;
   };
 
@@ -113,11 +117,11 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   const guarded = async (req: Req, reply: FastifyReply): Promise<DashboardSession | null> => {
     const s = await dashboardSessionOf(deps, req);
     if (!s) {
-      send(reply, 401, signInPage(lcOf(req), preCsrf(req, reply), op));
+      send(reply, 401, signInPage(lcOf(req), preCsrf(req, reply), site));
       return null;
     }
     if (!csrfMatches(s.csrf, field(req.body, '_csrf'))) {
-      send(reply, 403, signInPage(lcOf(req), preCsrf(req, reply), op, { error: T[lcOf(req)].csrfFailed }));
+      send(reply, 403, signInPage(lcOf(req), preCsrf(req, reply), site, { error: T[lcOf(req)].csrfFailed }));
       return null;
     }
     return s;
@@ -133,7 +137,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   app.get('/dashboard', { ...page, schema: { ...hide, querystring: Locale } }, async (req, reply) => {
     const lc = lcOf(req);
     const s = await dashboardSessionOf(deps, req);
-    if (!s) return send(reply, 200, signInPage(lc, preCsrf(req, reply), op));
+    if (!s) return send(reply, 200, signInPage(lc, preCsrf(req, reply), site));
     const year = localParts(deps.clock()).year;
     const asked = (req.query as Query).page ?? '';
     const sessionsPage = /^[1-9][0-9]{0,3}$/.test(asked) ? Number(asked) : 1;
@@ -150,13 +154,13 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const connectors = await connectorsOf(deps, chargers.map((c) => c.id), stations);
     const list = sessions.sessions;
     const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, stations, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, op));
+    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, stations, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, site));
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
   app.get('/dashboard/stream', { ...page, schema: hide }, async (req, reply) => {
     const s = await dashboardSessionOf(deps, req);
-    if (!s) return reply.code(401).send({ error: 'unauthorized', detail: 'Sign in on /dashboard first.' });
+    if (!s) return reply.code(401).send({ error: 'unauthorized', detail: `Sign in on ${home} first.` });
     if (req.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').send('');
     // the session is the stream's owner: signed out (on another tab or device, through any process) its streams end
     // at once, expired at the next keep-alive tick (charger-stream.routes.ts, D64)
@@ -168,36 +172,36 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   app.post('/dashboard/sign-in', { ...page, schema: { ...hide, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
-    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, site, { error: T[lc].csrfFailed }));
     const email = field(req.body, 'email') ?? '';
-    if (!validEmail(email)) return send(reply, 400, signInPage(lc, csrf, op, { error: T[lc].badEmail }));
+    if (!validEmail(email)) return send(reply, 400, signInPage(lc, csrf, site, { error: T[lc].badEmail }));
     // the same answer whether or not the address is a user's; the sandbox shows the link itself. On production the
     // answer does not wait for the link to be made, so its timing does not tell either.
     if (deps.config.APP_ENV !== 'sandbox') {
       requestSignInLink(deps, email, lc).catch((err) => req.log.error({ err }, 'dashboard: the sign-in link could not be made'));
-      return send(reply, 200, signInPage(lc, csrf, op, { sent: true }));
+      return send(reply, 200, signInPage(lc, csrf, site, { sent: true }));
     }
     const link = await requestSignInLink(deps, email, lc);
-    return send(reply, 200, signInPage(lc, csrf, op, { sent: true, sandboxLink: link }));
+    return send(reply, 200, signInPage(lc, csrf, site, { sent: true, sandboxLink: link }));
   });
 
   const Token = z.object({ token: z.string().min(1).max(100) });
   app.get('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale } }, async (req, reply) => {
     // a GET never signs in (mail scanners open links): the page asks to confirm with a button
     const usable = await signInLinkUsable(deps, req.params.token);
-    return send(reply, usable ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), op, usable));
+    return send(reply, usable ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), site, usable));
   });
 
   app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
     const lc = lcOf(req);
     const csrf = preCsrf(req, reply);
-    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, op, { error: T[lc].csrfFailed }));
+    if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, site, { error: T[lc].csrfFailed }));
     try {
       const s = await signIn(deps, req.params.token);
-      reply.setCookie(SESSION_COOKIE, s.cookie, { path: '/dashboard', httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400 });
-      return reply.redirect(`/dashboard?locale=${lc}`, 303);
+      reply.setCookie(SESSION_COOKIE, s.cookie, { path: home, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400 });
+      return reply.redirect(`${home}?locale=${lc}`, 303);
     } catch (err) {
-      if (isDomainError(err)) return send(reply, 410, confirmSignInPage(lc, req.params.token, csrf, op, false));
+      if (isDomainError(err)) return send(reply, 410, confirmSignInPage(lc, req.params.token, csrf, site, false));
       throw err;
     }
   });
@@ -206,8 +210,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const s = await guarded(req, reply);
     if (!s) return reply;
     await signOut(deps, s.id);
-    reply.clearCookie(SESSION_COOKIE, { path: '/dashboard' });
-    return reply.redirect(`/dashboard?locale=${lcOf(req)}`, 303);
+    reply.clearCookie(SESSION_COOKIE, { path: home });
+    return reply.redirect(`${home}?locale=${lcOf(req)}`, 303);
   });
 
   /** A signed-in action: its outcome comes back as the dashboard's flash line. */
@@ -272,7 +276,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     if (scopes.length === 0) return reply.redirect(back(lc, { msg: 'failed', why: 'no_scope' }), 303);
     try {
       const t = await createPersonalToken(deps, s.userId, { name, scopes });
-      return send(reply, 201, tokenCreatedPage(lc, t.token, name.trim(), op));
+      return send(reply, 201, tokenCreatedPage(lc, t.token, name.trim(), site));
     } catch (err) {
       if (isDomainError(err)) return reply.redirect(back(lc, { msg: 'failed', why: err.code }), 303);
       throw err;
