@@ -5,11 +5,21 @@
 // no telemetry, no AI agent, no request proxy.
 import type { FastifyInstance } from 'fastify';
 import apiReference from '@scalar/fastify-api-reference';
+import { basePathOf } from './pages/page-kit.ts';
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+/** `publicBaseUrl`: PUBLIC_BASE_URL as it is when a request comes (fixed by the time the service listens) */
+export async function registerDocs(app: FastifyInstance, publicBaseUrl: () => string): Promise<void> {
   await app.register(apiReference, {
     routePrefix: '/docs',
     logLevel: 'warn',
+    hooks: {
+      // D212: the plugin's own redirect of /docs to /docs/ is a root path, which behind a proxy at a path (/ere)
+      // leaves the service; the page itself loads its script and document by relative URLs
+      onRequest: async (req, reply) => {
+        const base = basePathOf(publicBaseUrl());
+        if (base && req.url.split('?')[0] === '/docs') return reply.redirect(`${base}/docs/`, 301);
+      },
+    },
     configuration: {
       pageTitle: 'ere-gateway API reference',
       withDefaultFonts: false,

@@ -203,5 +203,5 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: { public: true } } }, async (_req, reply) =>
     reply.type('application/json; charset=utf-8').send((bytes ??= Buffer.from(JSON.stringify(app.swagger())))),
   );
-  await registerDocs(app);
+  await registerDocs(app, () => deps.config.PUBLIC_BASE_URL);
 }

@@ -190,5 +190,14 @@ for (const prefix of ['/ere', '']) {
       expect(resolved(String(out.headers.location), '/dashboard/sign-out')).toBe(at('/dashboard?locale=nl'));
       expect(jar.has('ere_dash'), 'sign-out clears the cookie at the dashboard\'s path').toBe(false);
     });
+
+    it('the API reference: /docs redirects to /docs/ under the prefix, whose page loads its files by relative URLs', async () => {
+      const res = await svc.app.inject({ method: 'GET', url: '/docs' });
+      expect(res.statusCode).toBe(301);
+      expect(resolved(String(res.headers.location), '/docs')).toBe(at('/docs/'));
+      const page = await svc.app.inject({ method: 'GET', url: '/docs/' });
+      expect(page.statusCode).toBe(200);
+      for (const u of attrs(page.body, 'src')) expect(resolved(u, '/docs/').startsWith(`${base}/docs/`), u).toBe(true);
+    });
   });
 }
