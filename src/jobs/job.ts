@@ -8,6 +8,8 @@ export interface Job {
   name: string;
   /** cron expression from configuration, or null for on-demand only */
   cron: (config: Config) => string | null;
+  /** also run once in the background when a process's scheduler starts: a one-time repair after an upgrade (D215) */
+  atStart?: boolean;
   /** does the work; the result is returned by the admin run endpoint */
   run: (deps: Deps) => Promise<unknown>;
 }

@@ -1,6 +1,7 @@
 // Every scheduled job of the service. Each runs under its own advisory lock, so it runs once whatever the number of
 // processes (src/jobs/scheduler.ts).
 import type { Job } from './job.ts';
+import { doubtfulBackfillJob } from './doubtful-backfill.job.ts';
 import { draftEanLookupJob } from './draft-ean-lookup.job.ts';
 import { eanRecheckJob } from './ean-recheck.job.ts';
 import { energyAggregateJob } from './energy-aggregate.job.ts';
@@ -21,6 +22,7 @@ export const allJobs: Job[] = [
   outboxDeliverJob,
   energyAggregateJob,
   ereReviewJob,
+  doubtfulBackfillJob,
 ];
 export function findJob(name: string): Job | undefined {
   return allJobs.find((j) => j.name === name);

@@ -197,28 +197,32 @@ export function slotCoordinator(deps: Deps): RunCoordinator {
 export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHandle {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
+  const runScheduled = (job: Job) => {
+    const p = runJobExclusive(deps, job, 'schedule')
+      .then((o) => {
+        // D142: what the run did, as a manual run answers it
+        if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', result: o.result ?? null }, 'job finished');
+        else deps.logger.debug({ job: job.name }, 'job skipped: another process is running it');
+      })
+      .catch((err: unknown) => deps.logger.error({ err, job: job.name }, 'job failed'))
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    return p;
+  };
   for (const job of jobs) {
     const expr = job.cron(deps.config);
     if (!expr) continue;
     const task = cron.schedule(
       expr,
-      () => {
-        const p = runJobExclusive(deps, job, 'schedule')
-          .then((o) => {
-            // D142: what the run did, as a manual run answers it
-            if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', result: o.result ?? null }, 'job finished');
-            else deps.logger.debug({ job: job.name }, 'job skipped: another process is running it');
-          })
-          .catch((err: unknown) => deps.logger.error({ err, job: job.name }, 'job failed'))
-          .finally(() => inFlight.delete(p));
-        inFlight.add(p);
-        return p;
-      },
+      () => runScheduled(job),
       // D162: one process runs each scheduled moment, elected through PostgreSQL (node-cron's run coordinator)
       { name: `ere:${job.name}`, timezone: 'Europe/Amsterdam', noOverlap: true, distributed: true, runCoordinator: slotCoordinator(deps) },
     );
     tasks.push(task);
   }
+  // D215: a one-time job starts with the scheduler, in the background (the service is ready meanwhile); its lock lets
+  // one process run it, and the job itself knows when it was done
+  for (const job of jobs) if (job.atStart) void runScheduled(job);
   return {
     jobs: tasks.map((t) => (t.name ?? '').replace(/^ere:/, '')),
     async stop() {

@@ -286,6 +286,13 @@ export interface JobSlotsTable {
   claimed_at: Generated<Date>;
 }
 
+/** migrations/0081: the one-time repairs that ran to their end on this database (D215) */
+export interface BackfillsTable {
+  name: string;
+  done_at: Generated<Date>;
+  result: ColumnType<unknown, string | null, string | null>;
+}
+
 export interface CoreTables {
   partners: PartnersTable;
   partner_api_keys: PartnerApiKeysTable;
@@ -306,4 +313,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
   job_runs: JobRunsTable;
   job_slots: JobSlotsTable;
+  backfills: BackfillsTable;
 }
