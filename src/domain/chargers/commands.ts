@@ -53,6 +53,17 @@ export function setsChargerPassword(action: string, payload: unknown): boolean {
   return false;
 }
 
+/**
+ * D214: an action the charger's protocol lacks is refused naming that protocol and only its actions (the route checks
+ * it before the body's schema, which would list both protocols' actions; the command checks it again against the live
+ * state it sends by).
+ */
+export function refuseForeignAction(action: string, protocol: string): void {
+  const actions = COMMANDS_BY_PROTOCOL[protocol];
+  if (!actions || actions.includes(action)) return;
+  throw new DomainError('invalid_request', `${action} is not an ${protocol.replace(/^ocpp/, 'OCPP ')} action; this charger speaks ${protocol}: ${actions.join(', ')}`);
+}
+
 export async function sendCommand(deps: Deps, chargerId: string, action: string, payload: unknown, opts: { setsPassword?: true } = {}): Promise<CommandResult> {
   if (!opts.setsPassword && setsChargerPassword(action, payload)) {
     throw new DomainError('invalid_request', "a charger's OCPP password is set through POST /admin/chargers/{charger_id}/password/rotate, which keeps only its hash; not through a command");
@@ -60,9 +71,7 @@ export async function sendCommand(deps: Deps, chargerId: string, action: string,
   await requireCharger(deps, chargerId);
   const st = await liveStateOf(deps, chargerId);
   const protocol = st?.protocol ?? null;
-  if (protocol && !COMMANDS_BY_PROTOCOL[protocol]?.includes(action)) {
-    throw new DomainError('invalid_request', `action: ${action} does not exist in ${protocol}; use one of ${COMMANDS_BY_PROTOCOL[protocol]!.join(', ')}`);
-  }
+  if (protocol) refuseForeignAction(action, protocol);
   if (!st || !protocol || !isOnline(deps, st) || !st.instance_id) {
     throw new DomainError('charger_offline', 'The charger has no open connection.');
   }

@@ -1,8 +1,7 @@
 // Operator routes for OCPP chargers: remote commands (C6.6), registration status and id tokens (C4.4).
 import { z } from 'zod';
-import { ALL_COMMANDS, COMMANDS_BY_PROTOCOL, sendCommand } from '../../domain/chargers/commands.ts';
+import { ALL_COMMANDS, refuseForeignAction, sendCommand } from '../../domain/chargers/commands.ts';
 import { liveStateOf } from '../../domain/chargers/live-view.ts';
-import { DomainError } from '../../domain/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { getIdTokens, IdTokensInput, setIdTokens } from '../../domain/chargers/id-tokens.ts';
 import { getOcmfPublicKey, setOcmfPublicKey } from '../../domain/chargers/ocmf-key.ts';
@@ -36,12 +35,11 @@ const QuarantineItem = z.object({
 });
 
 /**
- * D214: an action the charger's protocol lacks is refused naming that protocol and only its actions; left to the
- * body's schema, an action of neither protocol was answered with the actions of both. The protocol is the one its
- * live state last recorded (kept when it disconnects); an unknown charger, or one never connected, is left to the
- * schema and the handler (404, 409). Runs before the body's validation, after the admin check (onRequest).
+ * D214: before the body's validation (which would answer an action of neither protocol with both protocols' actions)
+ * and after the admin check: an action the charger's last recorded protocol lacks is refused with that protocol's
+ * actions. An unknown charger, or one never connected, is left to the schema and the handler (404, 409).
  */
-async function refuseForeignAction(deps: Deps, chargerId: string, body: unknown): Promise<void> {
+async function refuseForeignActionOf(deps: Deps, chargerId: string, body: unknown): Promise<void> {
   const action = body !== null && typeof body === 'object' ? (body as Record<string, unknown>).action : undefined;
   if (typeof action !== 'string') return;
   const found = await requireCharger(deps, chargerId).then(
@@ -49,10 +47,7 @@ async function refuseForeignAction(deps: Deps, chargerId: string, body: unknown)
     () => false,
   );
   const protocol = found ? (await liveStateOf(deps, chargerId))?.protocol : null;
-  const actions = protocol ? COMMANDS_BY_PROTOCOL[protocol] : undefined;
-  if (!protocol || !actions || actions.includes(action)) return;
-  const name = protocol.replace(/^ocpp/, 'OCPP ');
-  throw new DomainError('invalid_request', `${action} is not an ${name} action; this charger speaks ${protocol}: ${actions.join(', ')}`);
+  if (protocol) refuseForeignAction(action, protocol);
 }
 
 export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
@@ -75,7 +70,7 @@ export const adminChargersRoutes: RouteRegistrar = (app, deps) => {
           504: errorOf('charger_timeout'),
         },
       },
-      preValidation: async (req) => refuseForeignAction(deps, (req.params as { charger_id: string }).charger_id, req.body),
+      preValidation: async (req) => refuseForeignActionOf(deps, (req.params as { charger_id: string }).charger_id, req.body),
     },
     async (req) => sendCommand(deps, req.params.charger_id, req.body.action, req.body.payload),
   );
