@@ -6,10 +6,12 @@ import cluster, { type Worker } from 'node:cluster';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
+import { clusterMetrics } from './cluster-metrics.ts';
 
 // GET /metrics in cluster mode: the worker that serves the scrape asks the primary, which gathers every worker's
-// registry over IPC (prom-client's AggregatorRegistry: counters and histograms summed, event-loop lag averaged or
-// its max taken) and answers with the whole service's text.
+// registry over IPC (cluster-metrics.ts, with prom-client's aggregation: counters and histograms summed, event-loop
+// lag averaged or its max taken, a dead or silent worker's last counters kept) and answers with the whole service's
+// text.
 const METRICS_REQ = 'ere:metrics-req';
 const METRICS_RES = 'ere:metrics-res';
 
@@ -43,7 +45,9 @@ export function runPrimary(n: number, logger: Logger): void {
     listening.add(w);
     startFailures = 0;
   });
+  const metrics = clusterMetrics(() => [...started.keys()]);
   cluster.on('exit', (w, code, signal) => {
+    void metrics.retire(w);
     const lived = Date.now() - (started.get(w) ?? Date.now());
     const listened = listening.delete(w);
     started.delete(w);
@@ -65,7 +69,10 @@ export function runPrimary(n: number, logger: Logger): void {
     logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
     // D152: not unref()'d: with every worker dead this timer is all the primary waits for, and an unref()'d one let
     // the primary exit 0 (a supervisor with Restart=on-failure then left the service down)
-    setTimeout(fork, delay);
+    setTimeout(() => {
+      if (!stopping) metrics.restarted();
+      fork();
+    }, delay);
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -79,8 +86,8 @@ export function runPrimary(n: number, logger: Logger): void {
       process.exit(1);
     }, STOP_GRACE_MS).unref();
   };
-  const aggregator = new AggregatorRegistry();
   cluster.on('message', (w, m: { type?: string; id?: number } | null) => {
+    metrics.onMessage(w, m);
     if (m?.type !== METRICS_REQ) return;
     const reply = (body: { text: string } | { error: string }) => {
       try {
@@ -89,7 +96,7 @@ export function runPrimary(n: number, logger: Logger): void {
         /* the asking worker is gone */
       }
     };
-    aggregator.clusterMetrics().then(
+    metrics.gather().then(
       (text) => reply({ text }),
       (err: Error) => reply({ error: err.message }),
     );

@@ -66,6 +66,11 @@ describe('WORKERS', () => {
         }
 
         // a worker killed outright is replaced by a new one
+        const boots = async () => {
+          const text = await (await fetch(`${svc.url}/metrics`, { headers: { connection: 'close' } })).text();
+          return { text, n: Number(/^ocpp_inbound_call_seconds_count\{protocol="ocpp1\.6",action="BootNotification"\} (\d+)$/m.exec(text)?.[1]) };
+        };
+        expect((await boots()).n).toBe(chargers.length);
         const [victim] = await live();
         process.kill(victim!.pid, 'SIGKILL');
         await eventually(async () => {
@@ -73,6 +78,14 @@ describe('WORKERS', () => {
           expect(new Set(pids).size).toBe(2);
         }, 60_000);
         expect(svc.alive()).toBe(true);
+        // D216: the dead worker's counters stay in the service's sums (they fell to the survivor's share: a counter
+        // reset to Prometheus), and the replacement is counted
+        await eventually(async () => {
+          const after = await boots();
+          expect(after.n).toBe(chargers.length);
+          expect(after.text).toMatch(/^cluster_worker_restarts_total 1$/m);
+          expect(after.text).toMatch(/^cluster_workers\{state="answered"\} 2$/m);
+        }, 30_000);
       } finally {
         await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
         // SIGTERM to the primary stops every worker cleanly
