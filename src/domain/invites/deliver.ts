@@ -9,10 +9,13 @@
 //    the address on the suppression list; any other 5xx fails the message without suppressing the address.
 //  - D171: suppressed addresses get no mail; an unsubscribe stops invites only, not the transactional kinds.
 //  - D172: a sent or suppressed message keeps no live link in its stored body; a failed one loses it after a week.
+//  - D217: every decision is counted in outbox_deliveries_total{result} (./metrics.ts), and a failed send logs
+//    `outbox.delivery_failed`: the job ends `ok` whatever happened to the mail.
 // One process runs the job at a time (scheduler).
 import type { Deps } from '../../deps.ts';
 import { eraseLinks, isTransactional, redactLinks, suppressionStops, unsubscribeUrl } from './outbox.ts';
 import { cutText } from '../../lib/nul.ts';
+import { outboxDeliveries } from './metrics.ts';
 
 const MINUTE = 60_000;
 /** C7.2: how long a sign-in link works (SIGN_IN_LINK_MINUTES of dashboard/sign-in.ts, which imports this folder) */
@@ -78,6 +81,8 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
   const mailer = deps.mailer;
   const out: DeliveryRun = { smtp: !!mailer, due: 0, sent: 0, retried: 0, failed: 0, suppressed: 0, interrupted: 0, stopped: false };
   if (!mailer) return out;
+  // D217: each decision below is counted by result, so an operator sees mail not going out (the job itself ends `ok`)
+  const deliveries = outboxDeliveries(deps);
   const now = deps.clock();
   // D169: a message an earlier run left `sending` may have reached the server: it fails, and is not resent on its own
   const interrupted = await deps.db
@@ -88,7 +93,8 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
     .returning('id')
     .execute();
   out.interrupted = interrupted.length;
-  for (const m of interrupted) deps.logger.warn({ messageId: m.id }, 'outbox message interrupted mid-send: failed, not resent');
+  deliveries.inc({ result: 'failed' }, interrupted.length);
+  for (const m of interrupted) deps.logger.warn({ event: 'outbox.interrupted', messageId: m.id }, 'outbox message interrupted mid-send: failed, not resent');
   // D172: failed a week ago and not requeued: the links go
   const stale = await deps.db
     .selectFrom('outbox_messages')
@@ -129,6 +135,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
         .where('status', '=', 'queued')
         .execute();
       out.suppressed++;
+      deliveries.inc({ result: 'suppressed' });
       continue;
     }
     // a sign-in link is of no use once it has expired
@@ -140,6 +147,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
         .where('status', '=', 'queued')
         .execute();
       out.failed++;
+      deliveries.inc({ result: 'failed' });
       continue;
     }
     // D169: claimed before the send; next_attempt_at holds when the send began while the message is `sending`
@@ -173,6 +181,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
         .where('id', '=', m.id)
         .execute();
       out.sent++;
+      deliveries.inc({ result: 'sent' });
       continue;
     }
     const e = failure as SmtpError;
@@ -193,6 +202,7 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
         .where('id', '=', m.id)
         .execute();
       out.failed++;
+      deliveries.inc({ result: 'failed' });
     } else {
       await deps.db
         .updateTable('outbox_messages')
@@ -200,8 +210,9 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
         .where('id', '=', m.id)
         .execute();
       out.retried++;
+      deliveries.inc({ result: 'retry' });
     }
-    deps.logger.warn({ messageId: m.id, attempts, error, verdict }, 'outbox delivery failed');
+    deps.logger.warn({ event: 'outbox.delivery_failed', messageId: m.id, attempts, error, verdict }, 'outbox delivery failed');
   }
   return out;
 }

@@ -1,12 +1,13 @@
-// GET /metrics data (prom-client on deps.metrics): default process metrics and the request duration
-// histogram by method, route and status. The route label is the registered path with `::` shown as `:`
-// (as in the OpenAPI document: '/v1/sessions:batch'); requests that matched no route share one label, so a
+// GET /metrics data (prom-client on deps.metrics): default process metrics, the request duration histogram by
+// method, route and status, and the e-mail outbox's (D217). The route label is the registered path with `::` shown
+// as `:` (as in the OpenAPI document: '/v1/sessions:batch'); requests that matched no route share one label, so a
 // scan of random paths cannot blow up the number of series.
 import type { FastifyRequest } from 'fastify';
 import fs from 'node:fs';
 import { collectDefaultMetrics, Gauge, Histogram, type Registry } from 'prom-client';
 import { clusterMetricsSource } from '../../cluster.ts';
 import type { Deps } from '../../deps.ts';
+import { outboxMetrics } from '../../domain/invites/metrics.ts';
 import type { App } from '../types.ts';
 
 export const UNMATCHED_ROUTE = '<unmatched>';
@@ -68,6 +69,8 @@ export function metricsPlugin(app: App, deps: Deps): void {
     collectDefaultMetrics({ register: deps.metrics });
     withoutPerHandleMetrics(deps.metrics);
   }
+  // D217: the outbox's delivery counter and queue gauges are on every scrape from the start, before any delivery ran
+  outboxMetrics(deps);
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration in seconds, by method, route and status',
