@@ -10,6 +10,8 @@ export interface OcppMetrics {
   quarantineRefused: Counter<'action'>;
   /** D157: sockets closed for sending faster than OCPP_MESSAGES_PER_SECOND */
   rateClosed: Counter<'protocol'>;
+  /** D219: refused upgrades, by reason (a fixed set, refusal-log.ts; never the identity or the address) */
+  handshakeRefused: Counter<'reason'>;
   callLatency: Histogram<'protocol' | 'action' | 'outcome'>;
   /** messages per ingest batch (group commit), by outcome: committed, or undone and run one by one */
   ingestBatch: Histogram<'outcome'>;
@@ -34,6 +36,7 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       quarantined: registry.getSingleMetric('ocpp_quarantined_messages_total') as Counter<'action'>,
       quarantineRefused: registry.getSingleMetric('ocpp_quarantine_refused_total') as Counter<'action'>,
       rateClosed: registry.getSingleMetric('ocpp_rate_closed_sockets_total') as Counter<'protocol'>,
+      handshakeRefused: registry.getSingleMetric('ocpp_handshake_refused_total') as Counter<'reason'>,
       callLatency: registry.getSingleMetric('ocpp_call_duration_seconds') as Histogram<'protocol' | 'action' | 'outcome'>,
       ingestBatch: registry.getSingleMetric('ocpp_ingest_batch_messages') as Histogram<'outcome'>,
       ingestMessages: registry.getSingleMetric('ocpp_ingest_messages_total') as Counter<'path'>,
@@ -56,6 +59,12 @@ export function createOcppMetrics(registry: Registry): OcppMetrics {
       name: 'ocpp_rate_closed_sockets_total',
       help: 'Charger sockets closed (1008) for sending more messages than OCPP_MESSAGES_PER_SECOND allows (D157)',
       labelNames: ['protocol'],
+      registers: [registry],
+    }),
+    handshakeRefused: new Counter({
+      name: 'ocpp_handshake_refused_total',
+      help: 'OCPP upgrades refused, by reason (wrong_password, unknown_identity, capacity, handshake_timeout, ...; anything else is other) (D219)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
     callLatency: new Histogram({

@@ -13,6 +13,7 @@ import { BASIC_CHALLENGE, checkUpgrade, loggableIdentity, refuseUpgrade, serveWi
 import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
 import { createOcppMetrics } from './metrics.ts';
+import { RefusalLog } from './refusal-log.ts';
 import type { Handshake, RpcClient } from './rpc.ts';
 
 export interface OcppServerHandle {
@@ -64,12 +65,11 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     wssOptions: { maxPayload: deps.config.OCPP_MAX_FRAME_BYTES },
   });
 
-  // Item 9: one line per refusal, with a reason code; never the password or the Authorization header
+  // Item 9: a line per refusal, with a reason code; never the password or the Authorization header. D219: every
+  // refusal counted, and logged at once when it is the first of its reason and identity (or address) in the interval
+  const refusals = new RefusalLog(deps.logger, metrics.handshakeRefused);
   const refused = (req: IncomingMessage, status: number, reason: string, identity?: string) =>
-    deps.logger.warn(
-      { event: 'ocpp.refuse', status, reason, identity, remoteAddress: req.socket.remoteAddress },
-      'ocpp: upgrade refused',
-    );
+    refusals.refused(status, reason, identity, req.socket.remoteAddress);
   // C4.12: open sockets plus handshakes in flight, and a deadline for each handshake (the auth does a DB lookup)
   const bounds = new SocketBounds(deps.config.OCPP_MAX_CONNECTIONS, deps.config.OCPP_HANDSHAKE_TIMEOUT_SECONDS * 1000, (req, socket) => {
     refused(req, 408, 'handshake_timeout', identityOf(req));
@@ -166,6 +166,7 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
     async close() {
       server.off('upgrade', onUpgrade);
       bounds.close();
+      refusals.close();
       await drain(registry.clients(), OCPP_DRAIN_MS);
       await rpc.close({ force: true });
       await registry.close();
