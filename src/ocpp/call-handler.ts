@@ -23,6 +23,7 @@ import { QuarantineRefusals } from './quarantine-refusals.ts';
 import { RawFrames } from './raw-frames.ts';
 import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
 import { Reader } from './tolerant.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 export type { OcppProtocol } from './adapters.ts';
 
@@ -139,7 +140,8 @@ export class CallHandler {
       if (adapter.neverError) return this.tolerate(chargerId, protocol, method, adapter, 'database unavailable');
       // C4.11: nothing is quarantined for a database fault; the charger keeps the message and retries
       this.outcome(protocol, method, 'unavailable');
-      this.deps.logger.error({ chargerId, method }, 'ocpp: database unavailable, message refused with InternalError');
+      // D222: once a minute per process with a count of the rest (an outage refuses every message)
+      throttledLog(this.deps.logger).log('error', 'db.unavailable_refused', { chargerId, method }, 'ocpp: database unavailable, message refused with InternalError');
       throw createRPCError('InternalError', GENERIC);
     } finally {
       for (const k of reader.quirks) this.metrics.quirks.inc({ kind: k });

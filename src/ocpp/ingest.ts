@@ -12,6 +12,7 @@ import type { ActionAdapter } from './adapter.ts';
 import type { ConnectBatches } from './connect-batches.ts';
 import type { IngestPipeline } from './ingest-pipeline.ts';
 import { type Reader, Unusable } from './tolerant.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 /**
  * The events whose commit can change the charger's GET /chargers item (boot closes sessions provisionally, status
@@ -49,7 +50,8 @@ class RetryWarning implements RetryOptions {
   ) {}
 
   onRetry(err: unknown, attempt: number): void {
-    this.deps.logger.warn({ chargerId: this.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying');
+    // D222: once a minute per process with a count of the rest (an outage repeats it for every message)
+    throttledLog(this.deps.logger).log('warn', 'db.transient_retry', { chargerId: this.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying');
   }
 }
 

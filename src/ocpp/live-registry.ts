@@ -23,6 +23,7 @@ import { ConnectionNotices } from './connection-notices.ts';
 import type { OcppMetrics } from './metrics.ts';
 import { RATE_CLOSE_REASON, SocketFlow } from './socket-flow.ts';
 import { type IncomingCall, type RpcClient, validateOutbound } from './rpc.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 const noop = () => {};
 /**
@@ -245,7 +246,8 @@ export class LiveRegistry implements CommandExecutor {
       const ids = await pendingCommandIds(this.deps, this.instanceId);
       await Promise.all(ids.map((id) => this.execute(id)));
     } catch (err) {
-      this.deps.logger.warn({ err }, 'ocpp: command poll failed');
+      // D222: once a minute per process with a count of the rest (it fails every second while the database is away)
+      throttledLog(this.deps.logger).log('warn', 'ocpp.command_poll_failed', { err }, 'ocpp: command poll failed');
     }
   }
 

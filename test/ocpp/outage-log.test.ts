@@ -1,0 +1,76 @@
+// D222: a database outage is logged once a minute per process and event, with a count of the rest. The service's
+// database connection runs through a TCP proxy of the test's own, which is cut; a charger then sends four readings,
+// each refused with CALLERROR InternalError (C4.11). Before, every message wrote an error line and each retry of its
+// transaction a warn line with the stack; now the first of each event is logged, and the end of the interval says
+// how many were not. PostgreSQL only (PGlite has no connection to cut), as test/ocpp/db-fault.test.ts.
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type DbHandle } from '../../src/db/database.ts';
+import { throttledLog } from '../../src/lib/throttled-log.ts';
+import { createTestService, type TestService } from '../helpers/app.ts';
+import { createTestDb, type TestDb } from '../helpers/db.ts';
+import { dbProxy } from '../helpers/db-proxy.ts';
+import { aUser } from '../helpers/factories.ts';
+import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline } from '../helpers/ocpp-factories.ts';
+
+const lines: Array<Record<string, unknown>> = [];
+const logger = pino(
+  { level: 'warn' },
+  new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  }),
+);
+const of = (event: string) => lines.filter((l) => l.event === event);
+
+describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log', () => {
+  let direct: TestDb;
+  let proxy: Awaited<ReturnType<typeof dbProxy>>;
+  let viaProxy: DbHandle;
+  let svc: TestService;
+
+  beforeAll(async () => {
+    direct = await createTestDb();
+    proxy = await dbProxy(direct.url!);
+    viaProxy = await createDb({ DATABASE_URL: proxy.url, poolSize: 5 });
+    svc = await createTestService({ listen: true, db: { ...viaProxy, url: proxy.url }, logger });
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await viaProxy?.close();
+    await proxy?.close();
+    await direct?.close();
+  });
+
+  it('four refused messages: one line per event at once, then one line with the count of the rest', { timeout: 60_000 }, async () => {
+    const { at } = hourAgoTimeline();
+    const user = await aUser(svc.deps);
+    const ch = await anOcppCharger(svc, user);
+    const cli = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: at(0) })) as { transactionId: number };
+      throttledLog(logger).flush(); // a fresh interval
+      lines.length = 0;
+      proxy.cut();
+      for (let i = 1; i <= 4; i++) {
+        const err = await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(i), 100 * i)] }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toMatchObject({ rpcErrorCode: 'InternalError' });
+      }
+      expect(of('db.unavailable_refused')).toHaveLength(1);
+      expect(of('db.unavailable_refused')[0]).toMatchObject({ level: 50, chargerId: ch.chargerId, method: 'MeterValues' });
+      expect(of('db.transient_retry').length).toBeLessThanOrEqual(1);
+      // the interval ends: how many were not logged one by one
+      throttledLog(logger).flush();
+      expect(of('db.unavailable_refused').at(-1)).toMatchObject({ level: 50, suppressed: 3 });
+    } finally {
+      proxy.restore();
+      await cli.close().catch(() => undefined);
+    }
+  });
+});
