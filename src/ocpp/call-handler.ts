@@ -141,7 +141,7 @@ export class CallHandler {
       // C4.11: nothing is quarantined for a database fault; the charger keeps the message and retries
       this.outcome(protocol, method, 'unavailable');
       // D222: once a minute per process with a count of the rest (an outage refuses every message)
-      throttledLog(this.deps.logger).log('error', 'db.unavailable_refused', { chargerId, method }, 'ocpp: database unavailable, message refused with InternalError');
+      throttledLog(this.deps.logger).event('error', 'db.unavailable_refused', { chargerId, method }, 'ocpp: database unavailable, message refused with InternalError');
       throw createRPCError('InternalError', GENERIC);
     } finally {
       for (const k of reader.quirks) this.metrics.quirks.inc({ kind: k });

@@ -51,7 +51,7 @@ class RetryWarning implements RetryOptions {
 
   onRetry(err: unknown, attempt: number): void {
     // D222: once a minute per process with a count of the rest (an outage repeats it for every message)
-    throttledLog(this.deps.logger).log('warn', 'db.transient_retry', { chargerId: this.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying');
+    throttledLog(this.deps.logger).event('warn', 'db.transient_retry', { chargerId: this.chargerId, attempt, code: (err as { code?: string }).code }, 'ocpp: transient database error, retrying');
   }
 }
 

@@ -247,7 +247,7 @@ export class LiveRegistry implements CommandExecutor {
       await Promise.all(ids.map((id) => this.execute(id)));
     } catch (err) {
       // D222: once a minute per process with a count of the rest (it fails every second while the database is away)
-      throttledLog(this.deps.logger).log('warn', 'ocpp.command_poll_failed', { err }, 'ocpp: command poll failed');
+      throttledLog(this.deps.logger).event('warn', 'ocpp.command_poll_failed', { err }, 'ocpp: command poll failed');
     }
   }
 

@@ -7,6 +7,7 @@
 // the way the quarantine budget logs once an hour (quarantine-refusals.ts).
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
+import { ThrottledLog } from '../lib/throttled-log.ts';
 
 /** Every reason the upgrade path gives (edge.ts, charger-auth.ts, server.ts); anything else is counted as `other`. */
 export const REFUSAL_REASONS = [
@@ -47,69 +48,49 @@ export const REFUSAL_LOG_INTERVAL_MS = 60_000;
  */
 export const REFUSAL_LOG_MAX_KEYS = 10_000;
 
-interface Entry {
-  status: number;
-  reason: string;
-  identity?: string;
-  remoteAddress?: string;
-  /** refusals of this key in the interval after the logged one */
-  suppressed: number;
-  /** the shared entry of the keys past REFUSAL_LOG_MAX_KEYS */
-  others: boolean;
-}
-
 export class RefusalLog {
-  private entries = new Map<string, Entry>();
-  private readonly timer: NodeJS.Timeout;
+  private readonly log: ThrottledLog;
 
   constructor(
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly counter: Counter<'reason'>,
-    private readonly intervalMs = REFUSAL_LOG_INTERVAL_MS,
-    private readonly maxKeys = REFUSAL_LOG_MAX_KEYS,
+    intervalMs = REFUSAL_LOG_INTERVAL_MS,
+    maxKeys = REFUSAL_LOG_MAX_KEYS,
   ) {
     // every reason is a series from the start, so a rate over a fresh process reads 0 rather than nothing
     for (const reason of [...REFUSAL_REASONS, 'other']) counter.inc({ reason }, 0);
-    this.timer = setInterval(() => this.flush(), intervalMs);
-    this.timer.unref();
+    this.log = new ThrottledLog(logger, intervalMs, maxKeys);
   }
 
   /** Counts one refusal; logs it when it is its key's first in this interval. Never the password or the header. */
   refused(status: number, reason: string, identity: string | undefined, remoteAddress: string | undefined): void {
     const label = reasonLabel(reason);
     this.counter.inc({ reason: label });
-    let key = `${reason}\n${identity === undefined ? `a:${remoteAddress ?? ''}` : `i:${identity}`}`;
-    let others = false;
-    if (!this.entries.has(key) && this.entries.size >= this.maxKeys) {
-      key = `${label}\n*`;
-      others = true;
-    }
-    const entry = this.entries.get(key);
-    if (entry) {
-      entry.suppressed++;
-      return;
-    }
-    this.entries.set(key, { status, reason, identity, remoteAddress, suppressed: 0, others });
-    this.logger.warn({ event: 'ocpp.refuse', status, reason, identity, remoteAddress }, 'ocpp: upgrade refused');
+    const closing = (who: Record<string, unknown>) => (suppressed: number) => ({
+      level: 'warn' as const,
+      fields: { event: 'ocpp.refuse_suppressed', status, reason, ...who, suppressed, intervalSeconds: this.log.intervalMs / 1000 },
+      msg: 'ocpp: upgrade refusals not logged in the last interval (the first of each was)',
+    });
+    this.log.log(
+      `${reason}\n${identity === undefined ? `a:${remoteAddress ?? ''}` : `i:${identity}`}`,
+      { level: 'warn', fields: { event: 'ocpp.refuse', status, reason, identity, remoteAddress }, msg: 'ocpp: upgrade refused' },
+      closing({ identity, remoteAddress }),
+      { key: `${label}\n*`, closing: closing({ otherKeys: true }) },
+    );
+  }
+
+  /** the keys remembered in this interval (at most the cap and one shared key per reason) */
+  get keys(): number {
+    return this.log.keys;
   }
 
   /** The interval ends: one line per key with refusals not logged, then every key is forgotten. */
   flush(): void {
-    const ended = this.entries;
-    this.entries = new Map();
-    for (const e of ended.values()) {
-      if (e.suppressed === 0) continue;
-      const who = e.others ? { otherKeys: true } : { identity: e.identity, remoteAddress: e.remoteAddress };
-      this.logger.warn(
-        { event: 'ocpp.refuse_suppressed', status: e.status, reason: e.reason, ...who, suppressed: e.suppressed, intervalSeconds: this.intervalMs / 1000 },
-        'ocpp: upgrade refusals not logged in the last interval (the first of each was)',
-      );
-    }
+    this.log.flush();
   }
 
   /** At shutdown: what was not logged yet is told, and the timer stops. */
   close(): void {
-    clearInterval(this.timer);
-    this.flush();
+    this.log.close();
   }
 }

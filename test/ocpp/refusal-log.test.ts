@@ -100,7 +100,7 @@ describe('D219: the refusal log stays bounded', () => {
     const counter = new Counter({ name: 'refused_total', help: 'test', labelNames: ['reason'], registers: [registry] });
     const refusals = new RefusalLog(pino({ level: 'info' }, log.sink), counter, 60_000, maxKeys);
     const count = async (reason: string) => (await counter.get()).values.find((v) => v.labels.reason === reason)?.value;
-    return { log, refusals, count, size: () => (refusals as unknown as { entries: Map<string, unknown> }).entries.size };
+    return { log, refusals, count, size: () => refusals.keys };
   }
 
   it('past its cap, new identities share one entry per reason; the interval ending forgets every key', async () => {
