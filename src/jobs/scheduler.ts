@@ -5,13 +5,14 @@
 //  - PGlite: one process per data dir (TOOLCHAIN.md §3), so an in-process mutex per database is enough.
 // Crons are read in Europe/Amsterdam time (the service's calendar, C6.8).
 import { sql } from 'kysely';
-import cron, { type RunCoordinator, type ScheduledTask } from 'node-cron';
+import cron, { type Logger as CronLogger, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { Counter } from 'prom-client';
 import { heldAdvisoryLocks, withAdvisoryLock } from '../db/locks.ts';
 import type { Deps } from '../deps.ts';
 import type { Job } from './job.ts';
 import { allJobs } from './registry.ts';
 import { cutText } from '../lib/nul.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 export interface SchedulerHandle {
   /** names of the scheduled jobs */
@@ -194,6 +195,26 @@ export function slotCoordinator(deps: Deps): RunCoordinator {
   };
 }
 
+/**
+ * D223: node-cron's own messages as the service's JSON lines. Its default logger wrote coloured, multi-line text to
+ * stdout beside the JSON (during a database outage a dump of about 27 lines at every tick it skipped, in every
+ * process): now a warning or error is `cron.warning` / `cron.error` with the message and the error's own message (no
+ * stack), once a minute per process with a count of the rest (the throttle of D222); info and debug go to debug.
+ */
+function cronLogger(deps: Deps): CronLogger {
+  const text = (m: string | Error, err?: Error) => {
+    const own = m instanceof Error ? m.message : m;
+    const cause = m instanceof Error ? undefined : err?.message;
+    return `node-cron: ${own}${cause ? `: ${cause}` : ''}`;
+  };
+  return {
+    info: (m) => deps.logger.debug({ event: 'cron.info' }, text(m)),
+    debug: (m, err) => deps.logger.debug({ event: 'cron.debug' }, text(m, err)),
+    warn: (m) => throttledLog(deps.logger).event('warn', 'cron.warning', {}, text(m)),
+    error: (m, err) => throttledLog(deps.logger).event('warn', 'cron.error', {}, text(m, err)),
+  };
+}
+
 export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHandle {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
@@ -216,7 +237,7 @@ export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHand
       expr,
       () => runScheduled(job),
       // D162: one process runs each scheduled moment, elected through PostgreSQL (node-cron's run coordinator)
-      { name: `ere:${job.name}`, timezone: 'Europe/Amsterdam', noOverlap: true, distributed: true, runCoordinator: slotCoordinator(deps) },
+      { name: `ere:${job.name}`, timezone: 'Europe/Amsterdam', noOverlap: true, distributed: true, runCoordinator: slotCoordinator(deps), logger: cronLogger(deps) },
     );
     tasks.push(task);
   }

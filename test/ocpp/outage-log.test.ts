@@ -8,6 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { throttledLog } from '../../src/lib/throttled-log.ts';
+import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { dbProxy } from '../helpers/db-proxy.ts';
@@ -71,6 +72,23 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
     } finally {
       proxy.restore();
       await cli.close().catch(() => undefined);
+    }
+  });
+
+  it('D223: node-cron skipping its ticks while the database is away says so in one JSON line, not a text dump', { timeout: 30_000 }, async () => {
+    throttledLog(logger).flush();
+    lines.length = 0;
+    const scheduler = startScheduler(svc.deps, [{ name: 'outage-probe', cron: () => '* * * * * *', run: async () => null }]);
+    try {
+      proxy.cut();
+      const t0 = Date.now();
+      while (of('cron.error').length === 0 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 200));
+      expect(of('cron.error')[0]).toMatchObject({ level: 40 });
+      expect(String(of('cron.error')[0]!.msg)).toMatch(/^node-cron: Run coordinator failed; skipping execution/);
+      expect(of('cron.error')[0]!.msg).not.toMatch(/\n\s+at /);
+    } finally {
+      proxy.restore();
+      await scheduler.stop();
     }
   });
 });
