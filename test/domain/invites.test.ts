@@ -1,66 +1,39 @@
 // C3.5 invites: the outbox, SMTP delivery (against a local SMTP server started here), retries with backoff,
 // hard bounces and unsubscribes on the suppression list, GET /admin/outbox (C1.6), referral codes.
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { startSmtpSink, type ReceivedMail, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { testClock, type TestClock } from '../helpers/clock.ts';
 import { aPartner, type TestPartner } from '../helpers/factories.ts';
 import { adminHeaders, postCustomers, postImport } from '../helpers/partner-factories.ts';
 import { deliverOutbox, MAX_ATTEMPTS } from '../../src/domain/invites/index.ts';
 import { findJob } from '../../src/jobs/registry.ts';
 
-interface Received {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-let smtp: SMTPServer;
-let received: Received[] = [];
+let sink: SmtpSink;
+let received: ReceivedMail[] = [];
 const tempFailures = new Map<string, number>(); // address → remaining 451 answers
 let svc: TestService;
 let clock: TestClock;
 let partner: TestPartner;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, cb) {
-      if (address.address.startsWith('bounce')) {
-        return cb(Object.assign(new Error('5.1.1 No such user here'), { responseCode: 550 }));
-      }
-      const left = tempFailures.get(address.address) ?? 0;
-      if (left > 0) {
-        tempFailures.set(address.address, left - 1);
-        return cb(Object.assign(new Error('4.2.1 Mailbox busy, try later'), { responseCode: 451 }));
-      }
-      cb();
-    },
-    onData(stream, session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        });
-        cb();
-      });
+  sink = await startSmtpSink({
+    rcpt(address) {
+      if (address.startsWith('bounce')) return [550, '5.1.1 No such user here'];
+      const left = tempFailures.get(address) ?? 0;
+      if (left === 0) return undefined;
+      tempFailures.set(address, left - 1);
+      return [451, '4.2.1 Mailbox busy, try later'];
     },
   });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-  const port = (smtp.server.address() as AddressInfo).port;
+  received = sink.received;
   clock = testClock('2026-11-22T10:00:00Z');
-  svc = await createTestService({ clock, env: { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'ERE Gateway <invites@ere-gateway.nl>' } });
+  svc = await createTestService({ clock, env: { SMTP_URL: sink.url, SMTP_FROM: 'ERE Gateway <invites@ere-gateway.nl>' } });
   partner = await aPartner(svc.deps, { name: 'Groen Laden' });
 });
 afterAll(async () => {
   await svc?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await sink.close();
 });
 
 const outboxRows = () => svc.deps.db.selectFrom('outbox_messages').selectAll().orderBy('to_email').execute();

@@ -4,9 +4,9 @@
 // /admin/outbox's fields and status filter. Against a local SMTP server started here. (SMTP_FROM and the CSV header:
 // test/http/mail-audit-inputs.test.ts.)
 import net, { type AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { startSmtpSink, type ReceivedMail, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { testClock, type TestClock } from '../helpers/clock.ts';
 import { aPartner, type TestPartner } from '../helpers/factories.ts';
@@ -19,14 +19,9 @@ import { queueMessages } from '../../src/domain/invites/outbox.ts';
 import { operatorOf } from '../../src/lib/operator.ts';
 import { loadConfig } from '../../src/config.ts';
 
-interface Received {
-  to: string[];
-  raw: string;
-}
-
-let smtp: SMTPServer;
+let sink: SmtpSink;
 let smtpPort = 0;
-let received: Received[] = [];
+let received: ReceivedMail[] = [];
 /** address → the RCPT answer [code, text] it gets every time */
 const rcptAnswers = new Map<string, [number, string]>();
 /** how long the server takes to answer the end of DATA */
@@ -38,38 +33,22 @@ let clock: TestClock;
 let partner: TestPartner;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, cb) {
-      const answer = rcptAnswers.get(address.address);
-      if (answer) return cb(Object.assign(new Error(answer[1]), { responseCode: answer[0] }));
-      cb();
-    },
-    onData(stream, session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const to = session.envelope.rcptTo.map((r) => r.address);
-        void (async () => {
-          await onMessage?.(to[0]!);
-          if (dataDelayMs) await new Promise((r) => setTimeout(r, dataDelayMs));
-          received.push({ to, raw: Buffer.concat(chunks).toString('utf8') });
-          cb();
-        })();
-      });
+  sink = await startSmtpSink({
+    rcpt: (address) => rcptAnswers.get(address),
+    beforeAnswer: async (mail) => {
+      await onMessage?.(mail.to[0]!);
+      if (dataDelayMs) await new Promise((r) => setTimeout(r, dataDelayMs));
     },
   });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-  smtpPort = (smtp.server.address() as AddressInfo).port;
+  received = sink.received;
+  smtpPort = sink.port;
   clock = testClock('2026-11-22T10:00:00Z');
   svc = await createTestService({ clock, env: { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, SMTP_FROM: 'ERE Gateway <invites@ere-gateway.nl>' } });
   partner = await aPartner(svc.deps, { name: 'Groen Laden' });
 });
 afterAll(async () => {
   await svc?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await sink.close();
 });
 beforeEach(() => {
   dataDelayMs = 0;

@@ -8,9 +8,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { AggregatorRegistry } from 'prom-client';
 import { sql } from 'kysely';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { testClock } from '../helpers/clock.ts';
 import { adminHeaders } from '../helpers/partner-factories.ts';
 import { deliverOutbox } from '../../src/domain/invites/index.ts';
@@ -104,34 +104,19 @@ describe('D217: mail that does not go out shows on /metrics', () => {
   });
 
   describe('a working SMTP server', () => {
-    let smtp: SMTPServer;
+    let sink: SmtpSink;
     let svc: TestService;
     const clock = testClock('2026-11-22T10:00:00Z');
     /** address → the RCPT answer [code, text] it gets */
     const rcptAnswers = new Map<string, [number, string]>();
 
     beforeAll(async () => {
-      smtp = new SMTPServer({
-        authOptional: true,
-        disabledCommands: ['STARTTLS', 'AUTH'],
-        logger: false,
-        onRcptTo(address, _session, cb) {
-          const answer = rcptAnswers.get(address.address);
-          if (answer) return cb(Object.assign(new Error(answer[1]), { responseCode: answer[0] }));
-          cb();
-        },
-        onData(stream, _session, cb) {
-          stream.on('data', () => undefined);
-          stream.on('end', () => cb());
-        },
-      });
-      await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-      const port = (smtp.server.address() as AddressInfo).port;
-      svc = await createTestService({ clock, env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+      sink = await startSmtpSink({ rcpt: (address) => rcptAnswers.get(address) });
+      svc = await createTestService({ clock, env: { SMTP_URL: sink.url } });
     });
     afterAll(async () => {
       await svc?.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await sink?.close();
     });
 
     it('counts sent, a temporary refusal as retry, a bounce as failed and a suppressed address; the gauges follow the queue', async () => {
