@@ -94,13 +94,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
       `RENEWABLE_SHARE has no share for ${year}: its ERE are computed with the latest earlier year's; add ${year}:<share> once it is published (C5.1)`,
     );
   }
-  // D218: GET /metrics stays open without METRICS_TOKEN (a scraper on a private network needs none), but production says so
-  if (config.APP_ENV === 'production' && !config.METRICS_TOKEN) {
-    logger.warn(
-      { event: 'metrics.open' },
-      'METRICS_TOKEN is not set: GET /metrics answers anyone who reaches the service (request counts and durations by route, job runs, the e-mail outbox, connected chargers by protocol, process memory and CPU); set METRICS_TOKEN (16 characters or more) and give the scraper Authorization: Bearer <METRICS_TOKEN>, or keep /metrics off the public network at the proxy',
-    );
-  }
+  // D225: with WORKERS above 1 the primary has said it, once for the service (not once per worker and restart)
+  if (!cluster.isWorker) warnIfMetricsOpen(config, logger);
   // this month's and the coming months' meter_readings partitions exist before any charger is accepted
   await ensureReadingPartitions(deps);
   startup.step = 'loading the catalog';
@@ -166,6 +161,15 @@ export async function startService(opts: StartOptions): Promise<Service> {
       await handle.close();
     },
   };
+}
+
+/** D218: GET /metrics stays open without METRICS_TOKEN (a scraper on a private network needs none), but production says so. */
+function warnIfMetricsOpen(config: Config, logger: Logger): void {
+  if (config.APP_ENV !== 'production' || config.METRICS_TOKEN) return;
+  logger.warn(
+    { event: 'metrics.open' },
+    'METRICS_TOKEN is not set: GET /metrics answers anyone who reaches the service (request counts and durations by route, job runs, the e-mail outbox, connected chargers by protocol, process memory and CPU); set METRICS_TOKEN (16 characters or more) and give the scraper Authorization: Bearer <METRICS_TOKEN>, or keep /metrics off the public network at the proxy',
+  );
 }
 
 /**
@@ -247,6 +251,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.LOG_LEVEL });
   const workers = workerCount(config.WORKERS);
   if (workers > 1 && cluster.isPrimary) {
+    warnIfMetricsOpen(config, logger); // D225: once for the service; the workers do not repeat it
     runPrimary(workers, logger);
     return;
   }

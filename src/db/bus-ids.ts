@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Bus, BusPayload } from './bus.ts';
 import type { Db } from './database.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 export const WINDOW_MS = 100;
 /** NOTIFY's limit is 8000 bytes; a uuid with its JSON quotes and comma is 39 */
@@ -45,7 +46,8 @@ export class CoalescedIds {
       try {
         await bus.publish(db, this.topic, { ...this.fields, ids: ids.slice(i, i + this.perEvent) });
       } catch (err) {
-        logger.warn({ err, topic: this.topic, ids: ids.length }, 'bus: could not publish');
+        // D224: during an outage every flush fails: once a minute, with a count of the rest (D222's throttle)
+        throttledLog(logger).event('warn', 'bus.publish_failed', { err, topic: this.topic, ids: ids.length }, 'bus: could not publish');
       }
     }
   }

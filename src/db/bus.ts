@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db, DbHandle } from './database.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 export type BusPayload = Record<string, unknown>;
 export type BusHandler = (payload: BusPayload) => void;
@@ -96,7 +97,7 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
   const listenOn = (channel: string): Promise<void> => {
     let done = listened.get(channel);
     if (!done) {
-      done = transport.listen(channel).catch((err) => logger.warn({ err, channel }, 'bus: LISTEN failed; retried on reconnect'));
+      done = transport.listen(channel).catch((err) => throttledLog(logger).event('warn', 'bus.listen_failed', { err, channel }, 'bus: LISTEN failed; retried on reconnect'));
       listened.set(channel, done);
     }
     return done;
@@ -133,7 +134,9 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
 
 /**
  * PostgreSQL: one dedicated connection per process (LISTEN does not work through a pool), re-established with
- * backoff when it drops; its channels are listened to again and subscribers told to resync.
+ * backoff when it drops; its channels are listened to again and subscribers told to resync. D224: its warnings come
+ * at every attempt of an outage, so they go through D222's throttle: the first of each event in a minute at once,
+ * then a count of the rest.
  */
 function pgTransport(
   url: string,
@@ -164,12 +167,12 @@ function pgTransport(
       // a connection that cannot be opened (server at max_connections, network cut) fails after this and is retried
       const c = new pg.Client({ connectionString: url, application_name: 'ere-gateway-bus', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
       c.on('notification', (n) => deliver(n.channel, n.payload));
-      c.on('error', (err) => logger.warn({ err }, 'bus: the listening connection failed'));
+      c.on('error', (err) => throttledLog(logger).event('warn', 'bus.connection_failed', { err }, 'bus: the listening connection failed'));
       c.on('end', () => {
         if (client !== c) return; // one that never opened, or already replaced
         client = undefined;
         if (closed) return;
-        logger.warn('bus: the listening connection was lost; opening it again');
+        throttledLog(logger).event('warn', 'bus.connection_lost', {}, 'bus: the listening connection was lost; opening it again');
         scheduleReconnect();
       });
       try {
@@ -204,7 +207,7 @@ function pgTransport(
       retry = undefined;
       if (client) return;
       connect().catch((err) => {
-        logger.warn({ err, attempt }, 'bus: could not reconnect the listening connection');
+        throttledLog(logger).event('warn', 'bus.reconnect_failed', { err, attempt }, 'bus: could not reconnect the listening connection');
         scheduleReconnect();
       });
     }, ms);
@@ -215,7 +218,7 @@ function pgTransport(
     try {
       return await connect();
     } catch (err) {
-      logger.warn({ err }, 'bus: could not open the listening connection');
+      throttledLog(logger).event('warn', 'bus.open_failed', { err }, 'bus: could not open the listening connection');
       scheduleReconnect();
       return undefined;
     }

@@ -44,6 +44,25 @@ export interface DbOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
+/** D225: what a node-postgres pool holds now, for the pool gauges of /metrics (db/health.ts) */
+export interface PoolStats {
+  /** connections open, idle or checked out */
+  total: number;
+  idle: number;
+  /** requests waiting for a connection (every one is checked out and the pool is at its max) */
+  waiting: number;
+  max: number;
+}
+
+/** each PostgreSQL database's pool (PGlite has none: one in-process session) */
+const pools = new WeakMap<Db, pg.Pool>();
+
+/** The pool behind `db` now; undefined on PGlite. Reads four numbers the pool keeps, no query. */
+export function poolStats(db: Db): PoolStats | undefined {
+  const p = pools.get(db);
+  return p && { total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount, max: p.options.max ?? 10 };
+}
+
 /**
  * D132: the service's statements are short (a page, a batch of readings); PostgreSQL compiles a statement to machine
  * code when its estimated cost passes `jit_above_cost`, and an estimate far above the truth (GET /chargers' visibility
@@ -81,6 +100,7 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
     // pool listens only while it is idle): the query fails, is retried, and the broken client leaves the pool.
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pools.set(db, pool);
     let closed = false;
     return {
       db,

@@ -5,7 +5,9 @@
 // first occurrence of an event in an interval is logged at once, with its fields; later ones are only counted, and
 // when the interval ends one line says how many were not logged (`suppressed`), so the log still shows how long the
 // trouble lasted and how much it touched. Keyed by the event name only (a fixed set in the code): memory stays bounded.
-// The refused OCPP upgrades (D219, ocpp/refusal-log.ts) use the same throttle keyed by reason and identity.
+// The refused OCPP upgrades (D219, ocpp/refusal-log.ts) use the same throttle keyed by reason and identity. D224: the
+// lease renewal and the event bus's warnings go through it too, and `suppressedTotal` lets the `db.recovered` line
+// (db/health.ts) say how many lines an outage kept out of the log.
 import type { Logger } from 'pino';
 
 export const THROTTLE_INTERVAL_MS = 60_000;
@@ -32,6 +34,7 @@ interface Pending {
  */
 export class ThrottledLog {
   private seen = new Map<string, Pending>();
+  private suppressedCount = 0;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -48,12 +51,18 @@ export class ThrottledLog {
     return this.seen.size;
   }
 
+  /** lines counted instead of logged since this throttle began (never reset: readers take differences) */
+  get suppressedTotal(): number {
+    return this.suppressedCount;
+  }
+
   /** Logs `line` if `key` is the first of its kind in this interval; else counts it. */
   log(key: string, line: LogLine, closing: Pending['closing'], overflow?: { key: string; closing: Pending['closing'] }): void {
     if (!this.seen.has(key) && this.seen.size >= this.maxKeys && overflow) ({ key, closing } = overflow);
     const pending = this.seen.get(key);
     if (pending) {
       pending.suppressed++;
+      this.suppressedCount++;
       return;
     }
     this.seen.set(key, { closing, suppressed: 0 });

@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Deps } from '../deps.ts';
 import { publishChargerChanges } from '../domain/charging/charger-changes.ts';
+import { dbHealth } from '../db/health.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 import { dropLease, endLeases, leasesOnHost, pruneLeases, renewLease, type InstanceIdentity } from '../domain/charging/instances.ts';
 
 /** the leases held by this very process (several services can share one process in tests) */
@@ -61,11 +63,21 @@ export async function startInstanceLease(deps: Deps, instanceId: string): Promis
   publishChargerChanges(deps, orphans);
   await pruneLeases(deps, 86_400);
 
+  // D224: the renewal is this process's probe of the database (db_up, the db.recovered line); its failure is logged
+  // once a minute with a count of the rest (D222's throttle), not at every renewal of the outage
+  const health = dbHealth(deps);
   let renewing: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (renewing) return; // a slow database: never two renewals at once
+    const started = Date.now();
     renewing = renewLease(deps, me, seconds)
-      .catch((err) => deps.logger.warn({ err }, 'ocpp: lease renewal failed; our chargers read offline once it lapses'))
+      .then(
+        () => health.up(),
+        (err: unknown) => {
+          throttledLog(deps.logger).event('warn', 'ocpp.lease_renewal_failed', { err }, 'ocpp: lease renewal failed; our chargers read offline once it lapses');
+          health.down(started);
+        },
+      )
       .finally(() => {
         renewing = undefined;
       });
