@@ -10,6 +10,11 @@ export interface Job {
   cron: (config: Config) => string | null;
   /** also run once in the background when a process's scheduler starts: a one-time repair after an upgrade (D215) */
   atStart?: boolean;
+  /**
+   * D226: a bus topic (src/db/bus.ts) on which any process can ask for a run now; every scheduler that schedules the job
+   * runs it when asked (one at a time through the lock, one more run after a run in progress here)
+   */
+  wakeTopic?: string;
   /** does the work; the result is returned by the admin run endpoint */
   run: (deps: Deps) => Promise<unknown>;
 }

@@ -65,6 +65,9 @@ export async function runJobExclusive(deps: Deps, job: Job, trigger: JobTrigger 
   return { ran: false, reason: 'already_running' };
 }
 
+/** D226: a woken run that found another process running the job tries once more after this long */
+const WAKE_RETRY_MS = 2_000;
+
 const inFlightRuns = new WeakMap<object, Set<Promise<unknown>>>();
 const runsOf = (deps: Deps): Set<Promise<unknown>> => {
   let runs = inFlightRuns.get(deps.db);
@@ -218,14 +221,18 @@ function cronLogger(deps: Deps): CronLogger {
 export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHandle {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
-  const runScheduled = (job: Job) => {
+  const runScheduled = (job: Job, woken = false): Promise<JobOutcome | null> => {
     const p = runJobExclusive(deps, job, 'schedule')
       .then((o) => {
         // D142: what the run did, as a manual run answers it
-        if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', result: o.result ?? null }, 'job finished');
+        if (o.ran) deps.logger.info({ event: 'job.finished', job: job.name, trigger: 'schedule', ...(woken ? { woken } : {}), result: o.result ?? null }, 'job finished');
         else deps.logger.debug({ job: job.name }, 'job skipped: another process is running it');
+        return o;
       })
-      .catch((err: unknown) => deps.logger.error({ err, job: job.name }, 'job failed'))
+      .catch((err: unknown) => {
+        deps.logger.error({ err, job: job.name }, 'job failed');
+        return null;
+      })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);
     return p;
@@ -241,17 +248,51 @@ export function startScheduler(deps: Deps, jobs: Job[] = allJobs): SchedulerHand
     );
     tasks.push(task);
   }
+  const unsubscribe = jobs.filter((j) => j.wakeTopic && j.cron(deps.config)).map((job) => wakeOn(deps, job, runScheduled));
   // D215: a one-time job starts with the scheduler, in the background (the service is ready meanwhile); its lock lets
   // one process run it, and the job itself knows when it was done
   for (const job of jobs) if (job.atStart) void runScheduled(job);
   return {
     jobs: tasks.map((t) => (t.name ?? '').replace(/^ere:/, '')),
     async stop() {
+      for (const off of unsubscribe) off();
       for (const t of tasks) {
         await t.stop();
         await t.destroy();
       }
       await Promise.allSettled([...inFlight]);
     },
+  };
+}
+
+/**
+ * D226: a run asked for on the job's bus topic. Asks that come while this process runs the job make one more run after
+ * it (what they announced may have come after the run's last look); an ask that finds another process running the job
+ * tries once more a little later, for the same reason. The cron stays the fallback for a missed event.
+ */
+function wakeOn(deps: Deps, job: Job, runScheduled: (job: Job, woken: boolean) => Promise<JobOutcome | null>): () => void {
+  if (!deps.bus || !job.wakeTopic) return () => {};
+  let running = false;
+  let again = false;
+  let retry: NodeJS.Timeout | null = null;
+  const wake = (isRetry = false): void => {
+    if (deps.startup?.stopping) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    again = false;
+    void runScheduled(job, true).then((o) => {
+      running = false;
+      if (again) wake();
+      // another process's run: its next batch reads the queue again, so one later try covers a run that was ending
+      else if (o && !o.ran && !isRetry && !retry) retry = setTimeout(() => ((retry = null), wake(true)), WAKE_RETRY_MS).unref();
+    });
+  };
+  const off = deps.bus.subscribe(job.wakeTopic, () => wake());
+  return () => {
+    off();
+    if (retry) clearTimeout(retry);
   };
 }

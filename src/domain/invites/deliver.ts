@@ -13,9 +13,12 @@
 //    `outbox.delivery_failed`: the job ends `ok` whatever happened to the mail.
 // One process runs the job at a time (scheduler).
 import type { Deps } from '../../deps.ts';
-import { eraseLinks, isTransactional, redactLinks, suppressionStops, unsubscribeUrl } from './outbox.ts';
+import { eraseLinks, isTransactional, redactLinks, suppressionStops, TRANSACTIONAL_KINDS, unsubscribeUrl } from './outbox.ts';
 import { cutText } from '../../lib/nul.ts';
 import { outboxDeliveries } from './metrics.ts';
+import type { Selectable } from 'kysely';
+import type { Mailer } from './mailer.ts';
+import type { OutboxMessagesTable } from '../../db/tables/partner.ts';
 
 const MINUTE = 60_000;
 /** C7.2: how long a sign-in link works (SIGN_IN_LINK_MINUTES of dashboard/sign-in.ts, which imports this folder) */
@@ -34,6 +37,10 @@ export const MAX_ATTEMPTS = (() => {
 export const SENDING_STALE_MS = 10 * MINUTE;
 /** D172: a failed message keeps its links this long, so that it can be requeued */
 export const FAILED_LINKS_KEPT_MS = 7 * 24 * 60 * MINUTE;
+/** D226: a run takes due messages this many at a time, so mail queued meanwhile waits for at most this many sends */
+const BATCH = 25;
+/** D226: a run takes no new batch after this long (the next run goes on): a stopping service or a job listing sees it end */
+const RUN_BUDGET_MS = 5 * MINUTE;
 
 export const INTERRUPTED_ERROR =
   'interrupted while being handed to the SMTP server (the process ended); it may have been delivered, so it is not sent again on its own: requeue it to send it again';
@@ -106,113 +113,142 @@ export async function deliverOutbox(deps: Deps, opts: { limit?: number } = {}): 
     .execute();
   for (const m of stale) await eraseLinks(deps.db, m.id, m.body, now);
 
-  const due = await deps.db
-    .selectFrom('outbox_messages')
-    .select(['id', 'to_email', 'subject', 'body', 'kind', 'attempts', 'unsubscribe_token', 'created_at'])
-    .where('status', '=', 'queued')
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .limit(opts.limit ?? 100)
-    .execute();
-  out.due = due.length;
-  for (const m of due) {
-    // D169: a stopping service takes no next message (the one in flight has finished)
-    if (deps.startup?.stopping) {
-      out.stopped = true;
-      break;
-    }
-    const at = deps.clock();
-    const suppression = await deps.db
-      .selectFrom('email_suppressions')
-      .select('reason')
-      .where('email_lower', '=', m.to_email.toLowerCase())
-      .executeTakeFirst();
-    if (suppression && suppressionStops(suppression.reason, m.kind)) {
-      await deps.db
-        .updateTable('outbox_messages')
-        .set({ status: 'suppressed', body: redactLinks(m.body), links_erased_at: at })
-        .where('id', '=', m.id)
-        .where('status', '=', 'queued')
-        .execute();
-      out.suppressed++;
-      deliveries.inc({ result: 'suppressed' });
-      continue;
-    }
-    // a sign-in link is of no use once it has expired
-    if (m.kind === 'dashboard_sign_in' && at.getTime() > m.created_at.getTime() + SIGN_IN_MAIL_MINUTES * MINUTE) {
-      await deps.db
-        .updateTable('outbox_messages')
-        .set({ status: 'failed', failed_at: at, last_error: 'the sign-in link expired before it could be delivered', body: redactLinks(m.body), links_erased_at: at })
-        .where('id', '=', m.id)
-        .where('status', '=', 'queued')
-        .execute();
-      out.failed++;
-      deliveries.inc({ result: 'failed' });
-      continue;
-    }
-    // D169: claimed before the send; next_attempt_at holds when the send began while the message is `sending`
-    const attempts = m.attempts + 1;
-    const claimed = await deps.db
-      .updateTable('outbox_messages')
-      .set({ status: 'sending', attempts, next_attempt_at: at })
-      .where('id', '=', m.id)
-      .where('status', '=', 'queued')
-      .returning('id')
-      .executeTakeFirst();
-    if (!claimed) continue; // requeued, suppressed or taken meanwhile
-    let failure: unknown = null;
-    try {
-      const headers: Record<string, string> = {};
-      if (!isTransactional(m.kind)) {
-        // RFC 2369 and RFC 8058: the unsubscribe link, and that a POST to it unsubscribes at once (one click)
-        headers['List-Unsubscribe'] = `<${unsubscribeUrl(deps, m.unsubscribe_token)}>`;
-        headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+  // D226: the run sends until nothing is due (a backlog drains at the SMTP server's pace, not 100 a minute), in small
+  // batches with the mail the recipient is waiting for first, so a sign-in link never queues behind a partner's invites
+  const started = Date.now();
+  while (Date.now() - started < RUN_BUDGET_MS) {
+    // the clock read again each batch: what was queued since (a sign-in link) is due in this run
+    const due = await dueMessages(deps, deps.clock(), opts.limit ?? BATCH);
+    if (due.length === 0) break;
+    out.due += due.length;
+    for (const m of due) {
+      // D169: a stopping service takes no next message (the one in flight has finished)
+      if (deps.startup?.stopping) {
+        out.stopped = true;
+        return out;
       }
-      await mailer.send({ to: m.to_email, subject: m.subject, text: m.body, headers });
-    } catch (err) {
-      failure = err ?? new Error('send failed');
+      await deliverOne(deps, mailer, m, out, deliveries);
     }
-    if (failure === null) {
-      // the server accepted it: sent, in the step right after; should this write fail the row stays `sending` and the
-      // message is never sent again (D169)
-      await deps.db
-        .updateTable('outbox_messages')
-        .set({ status: 'sent', sent_at: deps.clock(), last_error: null, body: redactLinks(m.body), links_erased_at: deps.clock() })
-        .where('id', '=', m.id)
-        .execute();
-      out.sent++;
-      deliveries.inc({ result: 'sent' });
-      continue;
-    }
-    const e = failure as SmtpError;
-    const error = cutText(`${e.responseCode ?? ''} ${e.response ?? e.message ?? String(failure)}`.trim(), 500);
-    const verdict = classifySmtpError(e);
-    const failedAt = deps.clock();
-    if (verdict === 'bounce') {
-      await deps.db
-        .insertInto('email_suppressions')
-        .values({ email_lower: m.to_email.toLowerCase(), reason: 'bounce', detail: error, created_at: failedAt, source: 'delivery' })
-        .onConflict((oc) => oc.column('email_lower').doNothing())
-        .execute();
-    }
-    if (verdict !== 'temporary' || attempts >= MAX_ATTEMPTS) {
-      await deps.db
-        .updateTable('outbox_messages')
-        .set({ status: 'failed', failed_at: failedAt, last_error: error, next_attempt_at: failedAt })
-        .where('id', '=', m.id)
-        .execute();
-      out.failed++;
-      deliveries.inc({ result: 'failed' });
-    } else {
-      await deps.db
-        .updateTable('outbox_messages')
-        .set({ status: 'queued', next_attempt_at: new Date(at.getTime() + retryDelayMs(attempts)), last_error: error })
-        .where('id', '=', m.id)
-        .execute();
-      out.retried++;
-      deliveries.inc({ result: 'retry' });
-    }
-    deps.logger.warn({ event: 'outbox.delivery_failed', messageId: m.id, attempts, error, verdict }, 'outbox delivery failed');
+    if (opts.limit !== undefined) break;
   }
   return out;
+}
+
+type DueMessage = Pick<Selectable<OutboxMessagesTable>, 'id' | 'to_email' | 'subject' | 'body' | 'kind' | 'attempts' | 'unsubscribe_token' | 'created_at'>;
+const DUE_COLUMNS = ['id', 'to_email', 'subject', 'body', 'kind', 'attempts', 'unsubscribe_token', 'created_at'] as const;
+
+/**
+ * D226: the next due messages, the kinds a recipient asked for (a sign-in link, a claim confirmation) before the rest,
+ * each group oldest first. A message handed to the server leaves the queue or is due again only after its retry wait
+ * (at least a minute), so a run does not take it twice in a row.
+ */
+async function dueMessages(deps: Deps, now: Date, limit: number): Promise<DueMessage[]> {
+  const query = (transactional: boolean, n: number) =>
+    deps.db
+      .selectFrom('outbox_messages')
+      .select([...DUE_COLUMNS])
+      .where('status', '=', 'queued')
+      .where('next_attempt_at', '<=', now)
+      .where('kind', transactional ? 'in' : 'not in', [...TRANSACTIONAL_KINDS])
+      .orderBy('next_attempt_at')
+      .orderBy('id')
+      .limit(n)
+      .execute();
+  const first = await query(true, limit);
+  return first.length >= limit ? first : [...first, ...(await query(false, limit - first.length))];
+}
+
+async function deliverOne(deps: Deps, mailer: Mailer, m: DueMessage, out: DeliveryRun, deliveries: ReturnType<typeof outboxDeliveries>): Promise<void> {
+  const at = deps.clock();
+  const suppression = await deps.db
+    .selectFrom('email_suppressions')
+    .select('reason')
+    .where('email_lower', '=', m.to_email.toLowerCase())
+    .executeTakeFirst();
+  if (suppression && suppressionStops(suppression.reason, m.kind)) {
+    await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'suppressed', body: redactLinks(m.body), links_erased_at: at })
+      .where('id', '=', m.id)
+      .where('status', '=', 'queued')
+      .execute();
+    out.suppressed++;
+    deliveries.inc({ result: 'suppressed' });
+    return;
+  }
+  // a sign-in link is of no use once it has expired
+  if (m.kind === 'dashboard_sign_in' && at.getTime() > m.created_at.getTime() + SIGN_IN_MAIL_MINUTES * MINUTE) {
+    await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'failed', failed_at: at, last_error: 'the sign-in link expired before it could be delivered', body: redactLinks(m.body), links_erased_at: at })
+      .where('id', '=', m.id)
+      .where('status', '=', 'queued')
+      .execute();
+    out.failed++;
+    deliveries.inc({ result: 'failed' });
+    return;
+  }
+  // D169: claimed before the send; next_attempt_at holds when the send began while the message is `sending`
+  const attempts = m.attempts + 1;
+  const claimed = await deps.db
+    .updateTable('outbox_messages')
+    .set({ status: 'sending', attempts, next_attempt_at: at })
+    .where('id', '=', m.id)
+    .where('status', '=', 'queued')
+    .returning('id')
+    .executeTakeFirst();
+  if (!claimed) return; // requeued, suppressed or taken meanwhile
+  let failure: unknown = null;
+  try {
+    const headers: Record<string, string> = {};
+    if (!isTransactional(m.kind)) {
+      // RFC 2369 and RFC 8058: the unsubscribe link, and that a POST to it unsubscribes at once (one click)
+      headers['List-Unsubscribe'] = `<${unsubscribeUrl(deps, m.unsubscribe_token)}>`;
+      headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+    }
+    await mailer.send({ to: m.to_email, subject: m.subject, text: m.body, headers });
+  } catch (err) {
+    failure = err ?? new Error('send failed');
+  }
+  if (failure === null) {
+    // the server accepted it: sent, in the step right after; should this write fail the row stays `sending` and the
+    // message is never sent again (D169)
+    await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'sent', sent_at: deps.clock(), last_error: null, body: redactLinks(m.body), links_erased_at: deps.clock() })
+      .where('id', '=', m.id)
+      .execute();
+    out.sent++;
+    deliveries.inc({ result: 'sent' });
+    return;
+  }
+  const e = failure as SmtpError;
+  const error = cutText(`${e.responseCode ?? ''} ${e.response ?? e.message ?? String(failure)}`.trim(), 500);
+  const verdict = classifySmtpError(e);
+  const failedAt = deps.clock();
+  if (verdict === 'bounce') {
+    await deps.db
+      .insertInto('email_suppressions')
+      .values({ email_lower: m.to_email.toLowerCase(), reason: 'bounce', detail: error, created_at: failedAt, source: 'delivery' })
+      .onConflict((oc) => oc.column('email_lower').doNothing())
+      .execute();
+  }
+  if (verdict !== 'temporary' || attempts >= MAX_ATTEMPTS) {
+    await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'failed', failed_at: failedAt, last_error: error, next_attempt_at: failedAt })
+      .where('id', '=', m.id)
+      .execute();
+    out.failed++;
+    deliveries.inc({ result: 'failed' });
+  } else {
+    await deps.db
+      .updateTable('outbox_messages')
+      .set({ status: 'queued', next_attempt_at: new Date(at.getTime() + retryDelayMs(attempts)), last_error: error })
+      .where('id', '=', m.id)
+      .execute();
+    out.retried++;
+    deliveries.inc({ result: 'retry' });
+  }
+  deps.logger.warn({ event: 'outbox.delivery_failed', messageId: m.id, attempts, error, verdict }, 'outbox delivery failed');
 }

@@ -10,6 +10,7 @@ export {
   redactLinks,
   isTransactional,
   TRANSACTIONAL_KINDS,
+  OUTBOX_DUE,
 } from './outbox.ts';
 export { deliverOutbox, classifySmtpError, retryDelayMs, MAX_ATTEMPTS, RETRY_FOR_MS, type DeliveryRun } from './deliver.ts';
 export { listSuppressions, removeSuppression } from './suppressions.ts';

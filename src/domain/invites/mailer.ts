@@ -23,10 +23,16 @@ export interface Mailer {
  */
 export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000, dnsTimeout: 10_000 } as const;
 
+/** D226: the delivery run sends one message at a time, so one connection; nodemailer closes it after 4 idle minutes */
+export const SMTP_POOL = { pool: true, maxConnections: 1, maxMessages: 100, maxRequeues: 0 } as const;
+
 export function createMailer(config: Config, timeouts: Partial<Record<keyof typeof SMTP_TIMEOUTS, number>> = {}): Mailer | null {
   if (!config.SMTP_URL) return null;
-  // settings written into SMTP_URL's query (?socketTimeout=…) win over these
-  const transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: config.SMTP_URL });
+  // settings written into SMTP_URL's query (?socketTimeout=…) win over these. D226: one pooled connection carries the
+  // run's messages one after another (a connection and a greeting per message made a backlog drain at ~10 a second);
+  // maxRequeues 0: a connection lost mid-message fails that message instead of the pool sending it again on its own,
+  // since the server may have taken it (D169)
+  const transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...SMTP_POOL, ...timeouts, url: config.SMTP_URL });
   return {
     async send(mail) {
       const info = await transport.sendMail({

@@ -9,6 +9,10 @@ import { DomainError } from '../errors.ts';
 import { validEmail } from '../../lib/email.ts';
 import { isoUtc as iso } from '../../lib/time.ts';
 import { operatorFooterText, type OperatorIdentity } from '../../lib/operator.ts';
+import { publish } from '../../db/bus.ts';
+
+/** D226: the bus topic on which queued mail asks for a delivery run now (src/jobs/outbox-deliver.job.ts) */
+export const OUTBOX_DUE = 'outbox_due';
 
 export interface QueuedMessage {
   to: string;
@@ -29,6 +33,7 @@ export const unsubscribeUrl = (deps: Deps, token: string): string => `${deps.con
  * body gets the operator's footer (C7.3: name, address, KvK, support address, privacy page).
  */
 export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[], operator: OperatorIdentity): Promise<void> {
+  if (messages.length === 0) return;
   const footer = operatorFooterText(operator);
   for (let i = 0; i < messages.length; i += 500) {
     const chunk = messages.slice(i, i + 500);
@@ -48,6 +53,8 @@ export async function queueMessages(db: Db, now: Date, messages: QueuedMessage[]
       )
       .execute();
   }
+  // D226: the processes that deliver mail are told at once (on commit, when db is a transaction)
+  await publish(db, OUTBOX_DUE, {});
 }
 
 
@@ -145,6 +152,7 @@ export async function requeueMessage(deps: Deps, id: string): Promise<{ id: stri
     .returning('id')
     .executeTakeFirst();
   if (!done) throw new DomainError('outbox_message_not_failed', `Message ${uuid} changed meanwhile; only a failed message can be queued again`);
+  await publish(deps.db, OUTBOX_DUE, {});
   return { id: uuid, status: 'queued', next_attempt_at: iso(now) };
 }
 
