@@ -233,7 +233,7 @@ export class LiveRegistry implements CommandExecutor {
       const sweep = ++this.ticks % SWEEP_EVERY_TICKS === 0;
       this.pollCommands()
         .then(() => (sweep ? this.closeSuperseded() : undefined))
-        .catch((err) => this.deps.logger.warn({ err }, 'ocpp: superseded-connection sweep failed'))
+        .catch((err) => throttledLog(this.deps.logger).event('warn', 'ocpp.sweep_failed', { err }, 'ocpp: superseded-connection sweep failed')) // D232
         .finally(() => {
           this.polling = false;
         });

@@ -5,6 +5,7 @@
 // it on that write and is closed.
 import type { Deps } from '../deps.ts';
 import { markSeenMany } from '../domain/charging/live-state.ts';
+import { throttledLog } from '../lib/throttled-log.ts';
 
 /** well inside the 2-heartbeat online window, short enough that "online" follows a connect at once */
 const FLUSH_MS = 250;
@@ -44,7 +45,8 @@ export class SeenWriter {
         for (const [chargerId, n] of batch) if (!written.has(chargerId)) n.superseded();
       } catch (err) {
         for (const [, n] of batch) n.sock.seenWrittenAt = 0;
-        this.deps.logger.warn({ err, chargers: batch.length }, 'ocpp: could not write last_seen_at');
+        // D232: during an outage this would be a line every 250 ms while chargers talk: once a minute, with a count
+        throttledLog(this.deps.logger).event('warn', 'ocpp.seen_write_failed', { err, chargers: batch.length }, 'ocpp: could not write last_seen_at');
       }
     });
     return this.flushing;

@@ -13,6 +13,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { type ChargerItem, listChargerItems, listSessionItems, type SessionItem } from './personal-views.ts';
+import { throttledLog } from '../../lib/throttled-log.ts';
 
 export type FeedEvent = { id: string; event: 'charger'; data: ChargerItem } | { id: string; event: 'session'; data: SessionItem };
 
@@ -130,7 +131,8 @@ export class ChargerFeed {
       }
     } catch (err) {
       if (this.closed) return;
-      this.deps.logger.warn({ err, userId: this.userId }, 'charger stream: read failed; retried');
+      // D232: every open stream retries each second during an outage: once a minute per process, with a count
+      throttledLog(this.deps.logger).event('warn', 'stream.read_failed', { err, userId: this.userId }, 'charger stream: read failed; retried');
       for (const id of ids) this.dirty.add(id);
       this.dirtyAll ||= all;
       this.lastRun = Date.now() + 1000; // back off a second

@@ -13,6 +13,7 @@ import { ChargerStream, ErrorBody } from '../../../schemas/http/charger-stream.t
 import { principalOf } from '../auth.ts';
 import type { App, RouteRegistrar } from '../types.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { throttledLog } from '../../lib/throttled-log.ts';
 
 /** A slow reader whose unsent output grows past this is cut off; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1 << 20;
@@ -86,7 +87,7 @@ class StreamHub {
         const set = new Set(ended);
         for (const s of this.streams) if (set.has(s.slotId)) s.res.end();
       })
-      .catch((err) => this.deps.logger.warn({ err }, 'charger stream: could not renew the open streams'));
+      .catch((err) => throttledLog(this.deps.logger).event('warn', 'stream.renew_failed', { err }, 'charger stream: could not renew the open streams')); // D232
   }
 
   private watch(s: Stream, added: string[], removed: string[]): void {
