@@ -52,9 +52,13 @@ describe('mandate links and the signing page', () => {
       clause_version: CURRENT_CLAUSE_VERSION,
       mandate_status: 'pending',
     });
-    const again = await link({ cpo_external_ref: a.cpo_external_ref, locale: 'en' });
+    const again = await link({ cpo_external_ref: a.cpo_external_ref });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual({ ...j, idempotent: true });
+    // D231: the same link, in the locale asked now
+    const en = await link({ cpo_external_ref: a.cpo_external_ref, locale: 'en' });
+    expect(en.statusCode).toBe(200);
+    expect(en.json()).toEqual({ ...j, url: `${j.url}?locale=en`, idempotent: true });
     const rows = await svc.deps.db.selectFrom('mandate_links').selectAll().where('connection_id', '=', a.connection_id).execute();
     expect(rows).toHaveLength(1);
     // the token is stored only as a hash (searchable) and encrypted (to hand back the same URL)

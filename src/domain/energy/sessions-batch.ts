@@ -27,19 +27,31 @@ export interface BatchResult {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type Target = { connectionId: string } | { error: BatchItemError };
+/** Where an item goes, or why not; `connectionId` is the connection it addressed when one is known (D229). */
+type Target = { connectionId: string } | { error: BatchItemError; connectionId: string | null };
 
 const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
 const refOf = (v: unknown) => (typeof v === 'string' ? normaliseExternalRef(v) || null : null);
+/** text that is not (UTF-8) text names nothing (D112) */
+const usableRef = (v: unknown) => {
+  const r = refOf(v);
+  return r !== null && textFault(r) === null ? r : null;
+};
+const named = (v: unknown) => v !== undefined && v !== null;
 
 /**
  * Every item's connection within the partner (C2.1: another partner's records are not found), with three queries
  * whatever the number of items: the connections named by id, the accounts named by cpo_external_ref, and the
- * connections of the accounts named either way.
+ * connections of the accounts named either way. An item naming several targets is resolved as
+ * POST /v1/connections:update resolves them (D230): each must name something of the caller's, all the same
+ * account, and connection_id then picks the connection.
  */
 async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record<string, unknown>>): Promise<Target[]> {
-  const connIds = [...new Set(items.map((i) => i.connection_id).filter(isUuid))];
-  const refs = [...new Set(items.filter((i) => i.connection_id == null && i.account_id == null).map((i) => refOf(i.cpo_external_ref)).filter((r): r is string => r !== null && textFault(r) === null))]; // text that is not (UTF-8) text names nothing (D112)
+  // a uuid is compared in its lower-case form, the one the database returns
+  const idOf = (i: Record<string, unknown>) => (isUuid(i.connection_id) ? i.connection_id.toLowerCase() : undefined);
+  const accountIdOf = (i: Record<string, unknown>) => (isUuid(i.account_id) ? i.account_id.toLowerCase() : undefined);
+  const connIds = [...new Set(items.map(idOf).filter((c) => c !== undefined))];
+  const refs = [...new Set(items.map((i) => usableRef(i.cpo_external_ref)).filter((r) => r !== null))];
   const byId = new Map(
     connIds.length === 0
       ? []
@@ -47,11 +59,11 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
           await deps.db
             .selectFrom('connections as c')
             .innerJoin('accounts as a', 'a.id', 'c.account_id')
-            .select(['c.id', 'c.status'])
+            .select(['c.id', 'c.status', 'c.account_id'])
             .where('c.id', 'in', connIds)
             .where('a.partner_id', '=', partnerId)
             .execute()
-        ).map((c) => [c.id, c.status]),
+        ).map((c) => [c.id, c]),
   );
   const accountByRef = new Map(
     refs.length === 0
@@ -60,9 +72,9 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
           (a) => [a.cpo_external_ref!, a.id],
         ),
   );
-  const accountOf = (i: Record<string, unknown>): string | undefined =>
-    i.account_id != null ? (isUuid(i.account_id) ? i.account_id : undefined) : accountByRef.get(refOf(i.cpo_external_ref) ?? '');
-  const accountIds = [...new Set(items.filter((i) => i.connection_id == null).map(accountOf).filter((a): a is string => a !== undefined))];
+  const accountIds = [
+    ...new Set(items.flatMap((i) => [accountIdOf(i), accountByRef.get(usableRef(i.cpo_external_ref) ?? '')]).filter((a) => a !== undefined)),
+  ];
   const connsOf = new Map<string, Array<{ id: string; status: string }>>();
   if (accountIds.length > 0) {
     const rows = await deps.db
@@ -76,22 +88,31 @@ async function resolveTargets(deps: Deps, partnerId: string, items: Array<Record
     for (const r of rows) connsOf.set(r.account_id, [...(connsOf.get(r.account_id) ?? []), r]);
   }
   return items.map((i): Target => {
-    if (i.connection_id !== undefined && i.connection_id !== null) {
-      const status = isUuid(i.connection_id) ? byId.get(i.connection_id) : undefined;
-      if (status === undefined) return { error: 'connection_not_found' };
-      return status === 'active' ? { connectionId: i.connection_id as string } : { error: 'connection_not_active' };
+    const byConnection = named(i.connection_id);
+    const byAccount = named(i.account_id);
+    const byRef = refOf(i.cpo_external_ref) !== null;
+    // D229: the connection the item addressed: the id it sent, as the API writes ids
+    const sent = idOf(i) ?? null;
+    if (!byConnection && !byAccount && !byRef) return { error: 'target_required', connectionId: null };
+    // each target named must name something of the caller's (an account has at least one connection)
+    const conn = sent !== null ? byId.get(sent) : undefined;
+    const account = byAccount ? accountIdOf(i) : undefined;
+    const refAccount = byRef ? accountByRef.get(usableRef(i.cpo_external_ref) ?? '') : undefined;
+    if ((byConnection && !conn) || (byAccount && !connsOf.has(account ?? '')) || (byRef && refAccount === undefined)) {
+      return { error: 'connection_not_found', connectionId: sent };
     }
-    if ((i.account_id === undefined || i.account_id === null) && refOf(i.cpo_external_ref) === null) return { error: 'target_required' };
-    const accountId = accountOf(i);
-    if (accountId === undefined) return { error: 'connection_not_found' };
-    const conns = connsOf.get(accountId) ?? [];
+    if (new Set([conn?.account_id, account, refAccount].filter((a) => a !== undefined)).size > 1) {
+      return { error: 'ambiguous_connection', connectionId: sent };
+    }
+    if (conn) return conn.status === 'active' ? { connectionId: conn.id } : { error: 'connection_not_active', connectionId: conn.id };
+    const conns = connsOf.get((account ?? refAccount)!)!;
     const active = conns.filter((c) => c.status === 'active');
     if (active.length === 1) return { connectionId: active[0]!.id };
-    if (active.length > 1) return { error: 'ambiguous_connection' };
-    return { error: conns.length ? 'connection_not_active' : 'connection_not_found' };
+    if (active.length > 1) return { error: 'ambiguous_connection', connectionId: null };
+    // an account whose connections are all archived: the latest (as POST /v1/connections:update finds it)
+    return { error: 'connection_not_active', connectionId: conns[conns.length - 1]!.id };
   });
 }
-
 
 /**
  * Targets are resolved first, then the items with a target are written together by the one write of monthly
@@ -114,7 +135,7 @@ export async function recordSessionsBatch(deps: Deps, partnerId: string, items: 
     const units = parseKwh(item.kwh);
     const kwhOut = units !== null ? Number(formatDec(units, 2)) : typeof item.kwh === 'number' && Number.isFinite(item.kwh) ? item.kwh : null;
     if ('error' in target) {
-      results[index] = { index, connection_id: null, month: typeof item.month === 'string' ? item.month : null, kwh: kwhOut, status: 'rejected', error: target.error };
+      results[index] = { index, connection_id: target.connectionId, month: typeof item.month === 'string' ? item.month : null, kwh: kwhOut, status: 'rejected', error: target.error };
     } else {
       pending.push({ index, item, connectionId: target.connectionId, kwhOut });
     }

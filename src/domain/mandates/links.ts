@@ -40,8 +40,12 @@ export interface IssuedLink {
   idempotent: boolean;
 }
 
-export function signingUrl(deps: Deps, token: string, locale: Locale): string {
-  return `${deps.config.PUBLIC_BASE_URL}/mandates/${token}${locale === 'en' ? '?locale=en' : ''}`;
+/**
+ * The page's address. English is carried in it (`?locale=en`); without a locale the page takes the link's own
+ * (`linkLocale`, what the first issue asked), so Dutch asked of a link issued in English is `?locale=nl`.
+ */
+export function signingUrl(deps: Deps, token: string, locale: Locale, linkLocale: Locale = 'nl'): string {
+  return `${deps.config.PUBLIC_BASE_URL}/mandates/${token}${locale === 'en' || locale !== linkLocale ? `?locale=${locale}` : ''}`;
 }
 
 /** return_url (C2.2): https, or http on localhost. The schema has made it a string; its rule is checked here. */
@@ -63,13 +67,13 @@ export function validateReturnUrl(v: string | null | undefined): string | null {
 /**
  * Issue (or return the open) signing link of a connection. No tenancy check: the CPO route and the partner
  * claim page check ownership before calling. One active mandate per connection (C2.2): an unexpired, unsigned
- * link comes back with idempotent: true; a signed mandate gives 409 mandate_already_active.
+ * link comes back with idempotent: true (D231: in the locale asked now, with the return_url asked now); a signed
+ * mandate gives 409 mandate_already_active.
  */
 export async function issueMandateLink(
   deps: Deps,
   opts: { connectionId: string; locale?: Locale; returnUrl?: string },
 ): Promise<IssuedLink> {
-  const locale: Locale = opts.locale ?? 'nl';
   const returnUrl = validateReturnUrl(opts.returnUrl);
   if (!isUuid(opts.connectionId)) throw new DomainError('connection_not_found', 'No such connection.');
   const now = deps.clock();
@@ -88,13 +92,17 @@ export async function issueMandateLink(
     }
     const open = await openLinks(trx, c.id, now).select(['id', 'token_encrypted', 'expires_at', 'locale']).executeTakeFirst();
     if (open) {
+      // D231: the same link, with what this request asks: its locale in the address, its return_url on the link
+      // (where the page sends the customer after signing); what the request leaves out stays as it was
+      if (returnUrl) await trx.updateTable('mandate_links').set({ return_url: returnUrl }).where('id', '=', open.id).execute();
       return {
         mandate_link_id: open.id,
-        url: signingUrl(deps, deps.cipher.decrypt(open.token_encrypted), open.locale),
+        url: signingUrl(deps, deps.cipher.decrypt(open.token_encrypted), opts.locale ?? open.locale, open.locale),
         expires_at: isoSeconds(open.expires_at),
         idempotent: true,
       };
     }
+    const locale: Locale = opts.locale ?? 'nl';
     const token = crypto.randomBytes(32).toString('base64url');
     const expires = new Date(now.getTime() + deps.config.MANDATE_LINK_TTL_DAYS * 86_400_000);
     const row = await trx

@@ -2,6 +2,7 @@
 import { accountInputOf, createCpoAccount, listCpoAccounts } from '../../domain/accounts/index.ts';
 import { DomainError, isDomainError } from '../../domain/errors.ts';
 import { principalOf } from '../auth.ts';
+import { filterText } from '../validation-codes.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { AccountList, CreateAccountBody, CreatedAccount, IdempotentAccount, ListAccountsQuery } from '../../../schemas/http/accounts.ts';
 import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
@@ -72,7 +73,7 @@ export const accountsRoutes: RouteRegistrar = (app, deps) => {
     },
     async (req) => {
       const p = principalOf(req, 'cpo');
-      return listCpoAccounts(deps, p.partnerId, req.query);
+      return listCpoAccounts(deps, p.partnerId, { ...req.query, cpo_external_ref: filterText('cpo_external_ref', req.query.cpo_external_ref) });
     },
   );
 };

@@ -4,6 +4,7 @@ import { ErePositionsQuery, ErePositionsResponse } from '../../../schemas/http/e
 import { localParts } from '../../lib/amsterdam-time.ts';
 import { listCpoErePositions } from '../../domain/ere/cpo-positions.ts';
 import { principalOf } from '../auth.ts';
+import { filterText } from '../validation-codes.ts';
 import type { RouteRegistrar } from '../types.ts';
 
 const Err = z.object({ error: z.string(), detail: z.string().optional() }).loose();
@@ -25,7 +26,7 @@ export const erePositionsRoutes: RouteRegistrar = (app, deps) => {
         year: req.query.year ?? localParts(deps.clock()).year,
         limit: req.query.limit,
         offset: req.query.offset,
-        cpo_external_ref: req.query.cpo_external_ref,
+        cpo_external_ref: filterText('cpo_external_ref', req.query.cpo_external_ref),
       }),
   );
 };
