@@ -22,6 +22,14 @@ export function errorResponse(codes: string[], note?: string, extra: Record<stri
   };
 }
 
+/** When a 401 of the auth layer (auth.ts, admin-auth.ts) carries a detail, and what it says. */
+function unauthorizedNote(auth: RouteAuth): string {
+  if ('admin' in auth) return 'a missing or wrong ADMIN_TOKEN; no detail';
+  const base = 'no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes';
+  const accepts = 'accepts' in auth ? auth.accepts : [];
+  return accepts.includes('partner') ? `${base}; a partner API key of the other host: the detail names the host it works on` : base;
+}
+
 /**
  * The answers the auth layer and the rate limiter give on every route of a kind, added to an operation unless the
  * route documents that status itself.
@@ -29,7 +37,7 @@ export function errorResponse(codes: string[], note?: string, extra: Record<stri
 export function platformResponses(auth: RouteAuth | undefined, rateLimited: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (auth && !('public' in auth)) {
-    out['401'] = errorResponse(['Missing or invalid API token'], 'missing, unknown, expired or revoked credential; the detail names the credential this route takes');
+    out['401'] = errorResponse(['Missing or invalid API token'], unauthorizedNote(auth));
     if ('accepts' in auth) {
       if (auth.scope) {
         out['403'] = errorResponse(
@@ -136,47 +144,6 @@ export const EXTRA_ERROR_CODES: Record<string, string[]> = {
   'importPartnerDrafts 403': ['No partner is linked to this API key'],
   'importPartnerDrafts 500': ['Failed to create drafts'],
 };
-
-/** Sample details; a client must never parse them. */
-const DETAILS: Record<string, string> = {
-  invalid_request: 'query.limit: Too big: expected number to be <=200',
-  invalid_json: 'The request body is not valid JSON.',
-  invalid_type: 'type must be one of particulier, zakelijk, vve.',
-  invalid_payout_handler: 'payout_handler must be one of joulo_pays_customer, via_cpo_invoicing.',
-  invalid_iban: 'iban must be 15 to 34 letters and digits after removing whitespace.',
-  person_required: 'person.full_name is required.',
-  invalid_ean: 'connection.ean_code must be 18 digits.',
-  address_required: 'connection needs connection.city.',
-  ean_in_use: 'EAN 871685900012345674 is already registered.',
-  ean_address_mismatch: 'The EAN register lists this EAN at another address.',
-  ean_not_dutch: 'A Dutch connection EAN starts with 871.',
-  target_required: 'Name the connection: connection_id, account_id or cpo_external_ref.',
-  connection_not_found: 'No such connection for this partner.',
-  account_not_found: 'No such account for this partner.',
-  invalid_client: 'Unknown client or wrong secret.',
-  'Missing or invalid API token': 'This route takes a CPO access token (OAuth 2.0 client credentials, POST /oauth/token).',
-  'Insufficient scope': 'This token lacks the scope it needs.',
-  partner_api_key_scope: 'A partner API key reaches only Partner API routes.',
-  consent_required: 'consent must be true.',
-  unsupported_media_type: 'Send the body as application/json.',
-  too_many_streams: 'This token already has 5 open streams (at most 5); close one first.',
-  not_ready: 'Start-up is not complete: migrations.',
-  service_unavailable: 'The database is unavailable or too slow right now; retry in 5 seconds (request 0b6f2c1e-5d0a-4c57-9a43-2f0e8c3b7d11).',
-};
-
-/** An example body of one error string, as the API sends it. */
-export function errorExample(code: string, scope: string | undefined): Record<string, unknown> {
-  if (code === 'Too many requests') return { error: code, retry_after_seconds: 12 };
-  if (code === 'Insufficient scope') {
-    return { error: code, required_scope: scope ?? 'chargers:read', detail: `This token lacks the scope ${scope ?? 'chargers:read'}.` };
-  }
-  const detail = DETAILS[code];
-  if (code.includes(' ') && !detail) return { error: code };
-  return { error: code, detail: detail ?? `The request was refused: ${code}.` };
-}
-
-/** A key for an example map: letters, digits, '.', '-', '_'. */
-export const exampleKey = (code: string): string => code.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_|_$/g, '');
 
 /** The codes a response description names ("error: a | b (note)"). */
 export function codesOf(description: unknown): string[] {

@@ -14,8 +14,6 @@ import {
   codesOf,
   ERROR_BODY_REF,
   errorBodyComponent,
-  errorExample,
-  exampleKey,
   EXTRA_ERROR_CODES,
   genericErrorCodes,
   platformResponses,
@@ -24,7 +22,7 @@ import {
   payloadTooLargeResponse, unsupportedMediaTypeResponse,
   type RateLimitKind,
 } from './openapi-errors.ts';
-import { REQUEST_EXAMPLES } from './openapi-examples.ts';
+import { errorExamples, type ExampleCredentials, invalidRequestDetail, REQUEST_EXAMPLES } from './openapi-examples.ts';
 import { openApiPath, operationIdFor, TAG_OVERRIDES, TAGS } from './openapi-operations.ts';
 
 export { platformResponses };
@@ -92,9 +90,30 @@ function description(deps: Deps): string {
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Every error response refers to ErrorBody and shows one example per error string it names. */
-function documentErrors(op: Json): void {
+const CREDENTIAL_OF_SCHEME: Record<string, 'cpo' | 'partner' | 'personal'> = { cpoToken: 'cpo', partnerKey: 'partner', personalToken: 'personal' };
+
+/** The credentials an operation takes, read from its security section (securityFor). */
+function credentialsOf(op: Json): ExampleCredentials {
+  if (op.operationId === 'getMetrics') return 'metrics';
+  const schemes = ((op.security ?? []) as Array<Record<string, unknown>>).map((s) => Object.keys(s)[0]!);
+  if (schemes.includes('adminToken')) return 'admin';
+  const kinds = schemes.map((s) => CREDENTIAL_OF_SCHEME[s]).filter((k) => k !== undefined);
+  return kinds.length ? kinds : undefined;
+}
+
+/** Every error response refers to ErrorBody and shows an example of what the service sends for each error string it names (D227). */
+function documentErrors(deps: Deps, op: Json, invalidRequest: string | undefined): void {
   const scope = Object.values((op.security?.[0] ?? {}) as Record<string, string[]>)[0]?.[0];
+  const context = {
+    operationId: String(op.operationId),
+    credentials: credentialsOf(op),
+    scope,
+    env: deps.config.APP_ENV,
+    maxBodyBytes: deps.config.HTTP_MAX_BODY_BYTES,
+    streamMaxPerToken: deps.config.STREAM_MAX_PER_TOKEN,
+    callTimeoutSeconds: deps.config.OCPP_CALL_TIMEOUT_SECONDS,
+    invalidRequest,
+  };
   for (const [status, response] of Object.entries(op.responses ?? {}) as Array<[string, Json]>) {
     if (Number(status) < 400) continue;
     const media = response.content?.['application/json'];
@@ -109,7 +128,7 @@ function documentErrors(op: Json): void {
       : { $ref: ERROR_BODY_REF };
     delete media.example;
     if (codes.length) {
-      media.examples = Object.fromEntries(codes.map((c) => [exampleKey(c), { summary: c, value: errorExample(c, scope) }]));
+      media.examples = Object.fromEntries(codes.flatMap((c) => errorExamples(c, context)).map((e) => [e.key, { summary: e.summary, value: e.value }]));
       // "error: a | b (note)" keeps its note; a description naming no code is kept whole as the note
       const note = own.length ? /\s+\((.*)\)$/s.exec(described)?.[1] : described && described !== STATUS_CODES[Number(status)] ? described : undefined;
       response.description = `${codes.map((c) => `\`${c}\``).join(', ')}${note ? ` (${note})` : ''}`;
@@ -132,6 +151,8 @@ function finishDocument(deps: Deps, doc: Json): Json {
       // the transform's marks (below), read and removed
       const rateLimit = op['x-rate-limit'] as RateLimitKind | undefined;
       delete op['x-rate-limit'];
+      const invalidRequest = op['x-invalid-request'] as string | undefined;
+      delete op['x-invalid-request'];
       if (op['x-body-optional'] && op.requestBody) op.requestBody.required = false;
       delete op['x-body-optional'];
       for (const [status, res] of Object.entries((op.responses ?? {}) as Json)) {
@@ -145,7 +166,7 @@ function finishDocument(deps: Deps, doc: Json): Json {
           for (const n of names) headersUsed.add(n);
         }
       }
-      documentErrors(op);
+      documentErrors(deps, op, invalidRequest);
       const example = REQUEST_EXAMPLES[op.operationId];
       const media = op.requestBody?.content?.['application/json'];
       if (example !== undefined && media && !media.example && !media.examples) media.example = example;
@@ -181,6 +202,11 @@ export async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise
       if (rateLimit) schema['x-rate-limit'] = rateLimit;
       const body = (arg.schema as { body?: unknown } | undefined)?.body;
       if (body instanceof z.ZodType && body.safeParse(undefined).success) schema['x-body-optional'] = true;
+      // D227: the invalid_request example is what this route's own schemas answer for a bad field
+      const operationId = schema['operationId'] as string;
+      const example = REQUEST_EXAMPLES[operationId] ?? (body instanceof z.ZodType ? (body.meta()?.examples as unknown[] | undefined)?.[0] : undefined);
+      const invalidRequest = invalidRequestDetail(`${method} ${arg.url}`, (arg.schema ?? {}) as Record<string, unknown>, example);
+      if (invalidRequest) schema['x-invalid-request'] = invalidRequest;
       if (schema['response']) {
         // a route's own answer wins when it names its error strings; a bare ErrorBody gives way to the platform's
         const own = schema['response'] as Record<string, { description?: unknown }>;

@@ -169,7 +169,8 @@ describe('/openapi.json', () => {
     const codes = (path: string, method: string, status: string) =>
       Object.values(doc.paths[path][method].responses[status].content['application/json'].examples as Json).map((e) => (e as Json).value.error);
     expect(codes('/v1/accounts', 'post', '400')).toEqual(expect.arrayContaining(['invalid_type', 'invalid_payout_handler', 'invalid_iban', 'person_required', 'invalid_ean', 'address_required']));
-    expect(codes('/v1/accounts', 'post', '401')).toEqual(['Missing or invalid API token']);
+    // D227: a missing credential (no detail) and a credential of another kind (the detail names the route's)
+    expect(codes('/v1/accounts', 'post', '401')).toEqual(['Missing or invalid API token', 'Missing or invalid API token']);
     expect(codes('/v1/accounts', 'post', '403')).toEqual(['Insufficient scope', 'partner_api_key_scope']);
     expect(doc.paths['/v1/accounts'].post.responses['403'].content['application/json'].examples.Insufficient_scope.value.required_scope).toBe('cpo:accounts:write');
     expect(codes('/v1/catalog/chargers', 'get', '403')).toEqual(['partner_api_key_scope']);

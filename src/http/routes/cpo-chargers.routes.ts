@@ -1,9 +1,11 @@
 // POST /v1/chargers (spec §4.1): register a charger on an account against a MID catalog model.
+import { z } from 'zod';
 import { registerCpoCharger } from '../../domain/chargers/cpo-register.ts';
 import { principalOf } from '../auth.ts';
 import type { RouteRegistrar } from '../types.ts';
 import { IdempotentCharger, RegisterChargerBody, RegisteredCharger } from '../../../schemas/http/chargers-cpo.ts';
 import { ErrorBody, errorOf } from '../../../schemas/http/onboarding-common.ts';
+import { CatalogModelItem } from '../../../schemas/http/catalog.ts';
 
 export const cpoChargersRoutes: RouteRegistrar = (app, deps) => {
   app.post(
@@ -20,7 +22,13 @@ export const cpoChargersRoutes: RouteRegistrar = (app, deps) => {
           400: errorOf('invalid_account_id', 'invalid_catalog_charger_id', 'vendor_and_model_required', 'invalid_json', 'invalid_request'),
           404: errorOf('account_not_found', 'catalog_not_found'),
           409: errorOf('no_connection', 'serial_required'),
-          422: errorOf('catalog_not_mid', 'catalog_unresolved', 'charger_limit'),
+          // catalog_unresolved carries the brand's MID models (domain/chargers/cpo-register.ts, spec §4.1)
+          422: ErrorBody.extend({
+            suggestions: z
+              .array(CatalogModelItem)
+              .optional()
+              .describe('catalog_unresolved: the MID models of the brand the vendor names, to send as catalog_charger_id (empty when it names none)'),
+          }).describe('error: catalog_not_mid | catalog_unresolved | charger_limit'),
           401: ErrorBody,
           403: ErrorBody,
           429: ErrorBody,

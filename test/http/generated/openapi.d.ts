@@ -1351,7 +1351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1452,7 +1452,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1564,7 +1564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1669,7 +1669,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1762,7 +1762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1863,7 +1863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1975,7 +1975,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2097,7 +2097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2177,7 +2177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2315,7 +2315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2516,7 +2516,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2709,7 +2709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2917,7 +2917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3101,7 +3101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3177,7 +3177,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] & {
+                        /** @description catalog_unresolved: the MID models of the brand the vendor names, to send as catalog_charger_id (empty when it names none) */
+                        suggestions?: {
+                            /** Format: uuid */
+                            catalog_charger_id: string;
+                            brand: string;
+                            model: string;
+                        }[];
+                    };
                 };
             };
             /** @description `Too many requests` (Retry-After, RateLimit and RateLimit-Policy headers) */
@@ -3266,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3358,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3457,7 +3465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3561,7 +3569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3684,7 +3692,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes; a partner API key of the other host: the detail names the host it works on) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3825,7 +3833,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes; a partner API key of the other host: the detail names the host it works on) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4186,7 +4194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4334,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4461,7 +4469,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4594,7 +4602,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4691,7 +4699,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4826,7 +4834,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4921,7 +4929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5032,7 +5040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5139,7 +5147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5245,7 +5253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5342,7 +5350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5463,7 +5471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5574,7 +5582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5664,7 +5672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5773,7 +5781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5903,7 +5911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6020,7 +6028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6178,7 +6186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6283,7 +6291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6523,7 +6531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes; a partner API key of the other host: the detail names the host it works on) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6757,7 +6765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes; a partner API key of the other host: the detail names the host it works on) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7340,7 +7348,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7448,7 +7456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7545,7 +7553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7649,7 +7657,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7747,7 +7755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7875,7 +7883,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8013,7 +8021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8121,7 +8129,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8256,7 +8264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8384,7 +8392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8497,7 +8505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8600,7 +8608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8710,7 +8718,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8800,7 +8808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8913,7 +8921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9051,7 +9059,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9139,7 +9147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9253,7 +9261,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9364,7 +9372,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (a missing or wrong ADMIN_TOKEN; no detail) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9517,7 +9525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Missing or invalid API token` (missing, unknown, expired or revoked credential; the detail names the credential this route takes) */
+            /** @description `Missing or invalid API token` (no detail for a missing, unknown, expired or revoked credential; a credential of another kind: the detail names the credential this route takes; a partner API key of the other host: the detail names the host it works on) */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
