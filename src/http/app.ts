@@ -15,6 +15,7 @@ import { registerOpenApi } from './openapi.ts';
 import { validationError } from './validation-codes.ts';
 import { registerReplyGuard } from './plugins/reply-guard.ts';
 import { registerAdminLog } from './plugins/admin-log.ts';
+import { commonHeaders } from './plugins/no-store.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
 import { FORM_MEDIA_TYPE, type App, type RouteRegistrar } from './types.ts';
@@ -77,6 +78,7 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     // parameter longer than the router takes (100 characters)
     frameworkErrors: (error, req, reply: FastifyReply) => {
       reply.header('x-request-id', req.id); // no route's hooks run for these
+      commonHeaders(reply, deps.config.PUBLIC_BASE_URL); // D233
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.code(statusForCode('uri_too_long')).send({ error: 'uri_too_long', detail: 'A path parameter is longer than 100 characters.' });
       const detail = error.code === 'FST_ERR_BAD_URL' ? 'The URL path is not valid percent-encoded UTF-8.' : 'The request could not be routed.';
       return reply.code(400).send({ error: 'invalid_request', detail });

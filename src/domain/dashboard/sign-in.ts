@@ -66,16 +66,20 @@ export async function requestSignInLink(deps: Deps, email: string, lc: Dashboard
   return url;
 }
 
-/** Whether this sign-in link can still be used (for the page that asks to confirm it). */
-export async function signInLinkUsable(deps: Deps, token: string): Promise<boolean> {
+/**
+ * The address this sign-in link signs in to while it can still be used, else null. The page that asks to confirm
+ * shows it (D234): someone sent another's link sees that it would sign them in as someone else.
+ */
+export async function signInLinkAddress(deps: Deps, token: string): Promise<string | null> {
   const row = await deps.db
-    .selectFrom('dashboard_sign_in_links')
-    .select('id')
-    .where('token_hash', '=', hashSecret(token))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', deps.clock())
+    .selectFrom('dashboard_sign_in_links as l')
+    .innerJoin('users as u', 'u.id', 'l.user_id')
+    .select('u.email')
+    .where('l.token_hash', '=', hashSecret(token))
+    .where('l.used_at', 'is', null)
+    .where('l.expires_at', '>', deps.clock())
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.email ?? null;
 }
 
 export interface NewSession {

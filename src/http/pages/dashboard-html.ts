@@ -53,12 +53,16 @@ ${form(`${site.base}/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">
   );
 }
 
-export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, site: Site, usable: boolean): string {
+/**
+ * The page a sign-in link opens: a button, never a sign-in by the GET itself. `address` is the one the link signs in
+ * to (D234: someone sent another's link sees whose it is), null when the link no longer works (410).
+ */
+export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, site: Site, address: string | null): string {
   const t = T[lc];
-  const body = usable
-    ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p>${form(`${site.base}/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
+  const body = address
+    ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p><p id="sign-in-as">${esc(t.confirmAs)} <strong>${esc(address)}</strong></p><p class="meta">${esc(t.confirmNotYou)}</p>${form(`${site.base}/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
     : `<h1>${esc(t.linkGoneTitle)}</h1><p class="error" id="link-gone">${esc(t.linkGone)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}">${esc(t.askNewLink)}</a></p>`;
-  return dashboardFrame(lc, usable ? t.confirmTitle : t.linkGoneTitle, body, site);
+  return dashboardFrame(lc, address ? t.confirmTitle : t.linkGoneTitle, body, site);
 }
 
 export interface DashboardData {

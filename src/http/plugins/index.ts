@@ -4,7 +4,8 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../types.ts';
 import { metricsPlugin } from './metrics.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
-import { noStorePlugin } from './no-store.ts';
+import { responseHeadersPlugin } from './no-store.ts';
 
-// D195: noStorePlugin marks the answers that carry a secret shown once `Cache-Control: no-store`
-export const appPlugins: Array<(app: App, deps: Deps) => Promise<void> | void> = [metricsPlugin, rateLimitPlugin, noStorePlugin];
+// D195, D233: responseHeadersPlugin marks the answers that carry a secret shown once or answer a credential
+// `Cache-Control: no-store`, and adds nosniff to every answer and HSTS on an https base
+export const appPlugins: Array<(app: App, deps: Deps) => Promise<void> | void> = [metricsPlugin, rateLimitPlugin, responseHeadersPlugin];

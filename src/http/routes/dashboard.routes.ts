@@ -1,7 +1,8 @@
 // C7.2 the user dashboard at /dashboard: sign-in by a one-time e-mail link, then a session cookie (HttpOnly,
-// SameSite=Lax, Secure on production, 30 days, held in PostgreSQL). Every form carries a CSRF token: the session's
-// once signed in, before that one bound to a cookie of its own (double submit). The pages allow no inline script or
-// style (CSP). The live part is GET /dashboard/stream (charger-stream.routes.ts), the same stream as the Personal API's.
+// SameSite=Lax, Secure on production and on an https PUBLIC_BASE_URL (D234), 30 days, held in PostgreSQL). Every
+// form carries a CSRF token: the session's once signed in, before that one bound to a cookie of its own (double
+// submit). The pages allow no inline script or style (CSP). The live part is GET /dashboard/stream
+// (charger-stream.routes.ts), the same stream as the Personal API's.
 import cookie from '@fastify/cookie';
 import crypto from 'node:crypto';
 import type { FastifyReply } from 'fastify';
@@ -11,7 +12,7 @@ import { listChargerItems, listSessionItems } from '../../domain/charging/person
 import { startCharging, stopCharging } from '../../domain/charging/remote-control.ts';
 import { createPersonalToken, listPersonalTokens, revokePersonalToken } from '../../domain/credentials/personal-tokens.ts';
 import { connectorsOf } from '../../domain/dashboard/connectors.ts';
-import { csrfMatches, requestSignInLink, sessionOf, SESSION_DAYS, signIn, signInLinkUsable, signOut, type DashboardSession } from '../../domain/dashboard/sign-in.ts';
+import { csrfMatches, requestSignInLink, sessionOf, SESSION_DAYS, signIn, signInLinkAddress, signOut, type DashboardSession } from '../../domain/dashboard/sign-in.ts';
 import { energyOverview } from '../../domain/energy/overview.ts';
 import { erePositionForUser } from '../../domain/ere/position.ts';
 import { DomainError, isDomainError } from '../../domain/errors.ts';
@@ -80,7 +81,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   const base = basePathOf(deps.config.PUBLIC_BASE_URL);
   const home = `${base}/dashboard`;
   const site: Site = { op: operatorOf(deps.config), base };
-  const secure = deps.config.APP_ENV === 'production';
+  // D234: Secure on production and wherever the service is public over https (a sandbox behind TLS), not on http://localhost
+  const secure = deps.config.APP_ENV === 'production' || deps.config.PUBLIC_BASE_URL.startsWith('https:');
   const lcOf = (req: Req): PageLocale => ((req.query as Query).locale === 'en' ? 'en' : 'nl');
   const back = (lc: PageLocale, o: Outcome) => {
     const q = new URLSearchParams({ locale: lc, msg: o.msg });
@@ -188,8 +190,9 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   const Token = z.object({ token: z.string().min(1).max(100) });
   app.get('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale } }, async (req, reply) => {
     // a GET never signs in (mail scanners open links): the page asks to confirm with a button
-    const usable = await signInLinkUsable(deps, req.params.token);
-    return send(reply, usable ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), site, usable));
+    // the page names the address the link signs in to (D234), so a link sent by someone else shows whose it is
+    const address = await signInLinkAddress(deps, req.params.token);
+    return send(reply, address ? 200 : 410, confirmSignInPage(lcOf(req), req.params.token, preCsrf(req, reply), site, address));
   });
 
   app.post('/dashboard/sign-in/:token', { ...page, schema: { ...hide, params: Token, querystring: Locale, body: Form, consumes: [FORM_MEDIA_TYPE] } }, async (req, reply) => {
@@ -201,7 +204,7 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
       reply.setCookie(SESSION_COOKIE, s.cookie, { path: home, httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400 });
       return reply.redirect(`${home}?locale=${lc}`, 303);
     } catch (err) {
-      if (isDomainError(err)) return send(reply, 410, confirmSignInPage(lc, req.params.token, csrf, site, false));
+      if (isDomainError(err)) return send(reply, 410, confirmSignInPage(lc, req.params.token, csrf, site, null));
       throw err;
     }
   });
