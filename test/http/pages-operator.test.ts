@@ -114,11 +114,11 @@ describe('claim page', () => {
     expectFooter(done.body);
     const signHref = /id="sign" href="([^"]+)"/.exec(done.body)![1]!;
 
-    // opened again while unsigned: 410, "not signed yet" with the same link
+    // opened again while unsigned: 410, "not signed yet" with the same link, in this page's language (D231)
     const again = await svc.app.inject({ method: 'GET', url: path });
     expect(again.statusCode).toBe(410);
     expect(again.body).toContain('De machtiging is nog niet ondertekend.');
-    expect(again.body).toContain(`href="${signHref}"`);
+    expect(again.body).toContain(`href="${signHref.replace('?locale=en', '?locale=nl')}"`);
     expect(again.body).not.toContain('niets meer te doen');
     expectFooter(again.body);
 
