@@ -1,8 +1,11 @@
-// meter_readings is partitioned by UTC calendar month (migration 0054). This job makes sure this month's partition
-// and PARTITION_AHEAD_MONTHS ahead exist, so the hot path never writes into the default partition. Idempotent; run
-// by the scheduler under its advisory lock and once at start-up. A month whose readings already sit in the
-// default partition (a charger whose clock ran ahead) gets them moved into its new partition in the same
-// transaction: PostgreSQL would refuse the new partition while the default holds rows of its range.
+// meter_readings is partitioned by UTC calendar month (migration 0054). This job makes sure last month's, this month's
+// and PARTITION_AHEAD_MONTHS ahead exist, so the hot path (a charger's live readings, and the late uploads of last
+// month: an offline backlog) never writes into the default partition. Idempotent; run by the scheduler under its
+// advisory lock and once at start-up. A month whose readings already sit in the default partition (a charger whose
+// clock ran ahead) gets them moved into its new partition in the same transaction: PostgreSQL would refuse the new
+// partition while the default holds rows of its range. D236: the scheduled run also gives every past month found in
+// the default partition (an upload older than the first month the service ran, a clock behind) its own partition,
+// so such readings do not stay in the default for good; a month ahead still waits there for its turn.
 // Nothing is ever dropped: old partitions stay attached and queryable (signed MID readings are evidence).
 import { sql } from 'kysely';
 import type { Deps } from '../deps.ts';
@@ -16,10 +19,33 @@ export function monthPartition(now: Date, offset: number): { name: string; from:
   return { name, from, to };
 }
 
-/** Creates the missing month partitions from this month to `ahead` months ahead; returns the names created. */
+/** Creates the missing month partitions from last month to `ahead` months ahead; returns the names created. */
 export async function ensureReadingPartitions(deps: Deps, ahead = deps.config.PARTITION_AHEAD_MONTHS): Promise<string[]> {
+  const offsets: number[] = [];
+  for (let k = -1; k <= ahead; k++) offsets.push(k);
+  return createMonthPartitions(deps, offsets);
+}
+
+/**
+ * D236: the months before last month that have readings in the default partition, each made a partition (its rows
+ * moved in). One pass over the default partition, which holds only readings outside every partition.
+ */
+export async function partitionPastMonthsInDefault(deps: Deps): Promise<string[]> {
+  const last = monthPartition(deps.clock(), -1).from;
+  const months = await sql<{ month: Date }>`
+    select distinct date_trunc('month', measured_at at time zone 'UTC') at time zone 'UTC' as month
+      from meter_readings_default where measured_at < ${last} order by 1`.execute(deps.db);
+  const now = deps.clock();
+  const offsets = months.rows.map((r) => {
+    const m = new Date(r.month);
+    return (m.getUTCFullYear() - now.getUTCFullYear()) * 12 + (m.getUTCMonth() - now.getUTCMonth());
+  });
+  return createMonthPartitions(deps, offsets);
+}
+
+async function createMonthPartitions(deps: Deps, offsets: number[]): Promise<string[]> {
   const created: string[] = [];
-  for (let k = 0; k <= ahead; k++) {
+  for (const k of offsets) {
     const p = monthPartition(deps.clock(), k);
     const exists = await sql<{ ok: boolean }>`select to_regclass(${p.name}) is not null as ok`.execute(deps.db);
     if (exists.rows[0]?.ok) continue;
@@ -47,6 +73,6 @@ export const partitionsJob: Job = {
   name: 'partitions',
   cron: (config) => config.PARTITION_CRON,
   async run(deps) {
-    return { created: await ensureReadingPartitions(deps) };
+    return { created: [...(await ensureReadingPartitions(deps)), ...(await partitionPastMonthsInDefault(deps))] };
   },
 };

@@ -1,9 +1,10 @@
-// meter_readings partitioned by month (migration 0054, src/jobs/partitions.job.ts): the job creates this month and
-// the months ahead, idempotently; a reading outside them lands in the default partition and moves into its month
-// when that month's partition is made; replays are still stored once; a month query reads only its partition.
+// meter_readings partitioned by month (migration 0054, src/jobs/partitions.job.ts): the job creates last month, this
+// month and the months ahead, idempotently; a reading outside them lands in the default partition and moves into its
+// month when that month's partition is made (D236: at the scheduled run for a past month); replays are still stored
+// once; a month query reads only its partition.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureReadingPartitions, monthPartition } from '../../src/jobs/partitions.job.ts';
+import { ensureReadingPartitions, monthPartition, partitionsJob } from '../../src/jobs/partitions.job.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aUser } from '../helpers/factories.ts';
@@ -37,13 +38,13 @@ describe('meter_readings partitions', () => {
     expect(monthPartition(new Date('2026-11-24T10:00:00Z'), 3).name).toBe('meter_readings_2027_02');
   });
 
-  it('the job makes this month and the months ahead, and a second run makes nothing', async () => {
+  it('the job makes last month, this month and the months ahead, and a second run makes nothing', async () => {
     await ensureReadingPartitions(svc.deps, 3);
     const parts = await sql<{ name: string }>`
       select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
        where i.inhparent = 'meter_readings'::regclass order by 1`.execute(svc.deps.db);
     const names = parts.rows.map((r) => r.name);
-    for (const m of ['meter_readings_2026_11', 'meter_readings_2026_12', 'meter_readings_2027_01', 'meter_readings_2027_02', 'meter_readings_default']) {
+    for (const m of ['meter_readings_2026_10', 'meter_readings_2026_11', 'meter_readings_2026_12', 'meter_readings_2027_01', 'meter_readings_2027_02', 'meter_readings_default']) {
       expect(names).toContain(m);
     }
     expect(await ensureReadingPartitions(svc.deps, 3)).toEqual([]);
@@ -63,6 +64,28 @@ describe('meter_readings partitions', () => {
     // the replay key holds in the new partition too
     await insertReading(ch.chargerId, '2027-06-15T12:00:00Z', 1234);
     expect(await partitionOf(ch.chargerId, '2027-06-15T12:00:00Z')).toEqual(['meter_readings_2027_06']);
+  });
+
+  it('D236: a past month found in the default partition gets its partition at the scheduled run; a month ahead still waits', async () => {
+    const user = await aUser(svc.deps);
+    const ch = await anOcppCharger(svc, user);
+    await insertReading(ch.chargerId, '2025-03-10T08:00:00Z', 100); // an upload older than the service's first month
+    await insertReading(ch.chargerId, '2025-03-31T23:59:59Z', 200);
+    await insertReading(ch.chargerId, '2026-02-01T00:00:00Z', 300);
+    await insertReading(ch.chargerId, '2027-09-01T00:00:00Z', 400); // ahead of PARTITION_AHEAD_MONTHS
+    expect(await partitionOf(ch.chargerId, '2025-03-10T08:00:00Z')).toEqual(['meter_readings_default']);
+    const run = (await partitionsJob.run(svc.deps)) as { created: string[] };
+    expect(run.created).toEqual(expect.arrayContaining(['meter_readings_2025_03', 'meter_readings_2026_02']));
+    expect(await partitionOf(ch.chargerId, '2025-03-10T08:00:00Z')).toEqual(['meter_readings_2025_03']);
+    expect(await partitionOf(ch.chargerId, '2025-03-31T23:59:59Z')).toEqual(['meter_readings_2025_03']);
+    expect(await partitionOf(ch.chargerId, '2026-02-01T00:00:00Z')).toEqual(['meter_readings_2026_02']);
+    expect(await partitionOf(ch.chargerId, '2027-09-01T00:00:00Z')).toEqual(['meter_readings_default']);
+    const left = await sql<{ n: string }>`select count(*)::text as n from meter_readings_default where measured_at < '2026-10-01'`.execute(svc.deps.db);
+    expect(left.rows[0]!.n).toBe('0');
+    // every reading is still there, once
+    const all = await sql<{ n: string }>`select count(*)::text as n from meter_readings where charger_id = ${ch.chargerId}`.execute(svc.deps.db);
+    expect(all.rows[0]!.n).toBe('4');
+    expect(((await partitionsJob.run(svc.deps)) as { created: string[] }).created).toEqual([]);
   });
 
   it('a query bounded to one month reads only that month\'s partition', async () => {
