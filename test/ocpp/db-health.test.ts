@@ -3,28 +3,16 @@
 // cut for a few seconds and then restored, as in test/ocpp/outage-log.test.ts. The lease is renewed every second
 // (INSTANCE_LEASE_SECONDS=3), so the outage spans several renewals and several reconnects of the bus. PostgreSQL only
 // (PGlite has no connection to cut, and no pool).
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { throttledLog } from '../../src/lib/throttled-log.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { logCapture } from '../helpers/log-capture.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { dbProxy } from '../helpers/db-proxy.ts';
 import { eventually } from '../helpers/ocpp-factories.ts';
 
-const lines: Array<Record<string, unknown>> = [];
-const logger = pino(
-  { level: 'info' },
-  new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  }),
-);
-const of = (event: string) => lines.filter((l) => l.event === event);
-const saying = (re: RegExp) => lines.filter((l) => re.test(String(l.msg)));
+const { lines, logger, of, saying } = logCapture('info');
 
 describe.skipIf(!process.env.DATABASE_URL)('D224: a database outage and its end, in the log and on /metrics', () => {
   let direct: TestDb;

@@ -4,29 +4,18 @@
 // transaction a warn line with the stack; now the first of each event is logged, and the end of the interval says
 // how many were not. D232: the same for the lines of chargers and owners who keep talking through the outage (the
 // last_seen_at write, an owner's live stream). PostgreSQL only (PGlite has no connection to cut), as test/ocpp/db-fault.test.ts.
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { throttledLog } from '../../src/lib/throttled-log.ts';
 import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { logCapture } from '../helpers/log-capture.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { dbProxy } from '../helpers/db-proxy.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline } from '../helpers/ocpp-factories.ts';
 
-const lines: Array<Record<string, unknown>> = [];
-const logger = pino(
-  { level: 'warn' },
-  new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  }),
-);
-const of = (event: string) => lines.filter((l) => l.event === event);
+const { lines, logger, of } = logCapture('warn');
 
 describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log', () => {
   let direct: TestDb;
