@@ -47,7 +47,7 @@ describe('retention jobs (C4.12)', () => {
     expect(res.json()).toEqual({
       ok: true,
       job: 'retention',
-      result: { quarantine_deleted: 2, quarantine_cutoff: '2026-10-23T10:00:00.000Z', dashboard_links_deleted: 0, dashboard_sessions_deleted: 0 },
+      result: { quarantine_deleted: 2, quarantine_cutoff: '2026-10-23T10:00:00.000Z', dashboard_links_deleted: 0, dashboard_sessions_deleted: 0, access_tokens_deleted: 0 },
     });
     const list = await svc.app.inject({
       method: 'GET',

@@ -1,6 +1,7 @@
 // C1.1 client-credentials tokens; resolution of every bearer credential to a Principal (C1.2–C1.4).
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
+import { deleteInBatches } from '../../db/batched-delete.ts';
 import { DomainError } from '../errors.ts';
 import { hashSecret, randomSecret, secretHint } from '../../lib/secrets.ts';
 import { CPO_SCOPES, PERSONAL_SCOPES, PREFIX } from './scopes.ts';
@@ -8,6 +9,8 @@ import { noteTokenUse } from './personal-tokens.ts';
 import { announceEndedOwners } from '../charging/stream-slots.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/** D235: an expired access token's row is kept a day, so a token refused an hour ago can still be looked up */
+export const EXPIRED_ACCESS_TOKEN_KEPT_MS = 86_400_000;
 
 export type Principal =
   | { kind: 'cpo'; partnerId: string; clientId: string; tokenId: string; scopes: string[] }
@@ -119,6 +122,15 @@ export async function resolveBearer(deps: Deps, bearer: string): Promise<Princip
     return { kind: 'personal', userId: t.user_id, tokenId: t.id, scopes: t.scopes };
   }
   return null;
+}
+
+/**
+ * D235: delete the access tokens that expired more than a day ago (the `retention` job), in batches; returns how many.
+ * An expired token already resolves to nothing (401 like an unknown one), so its row only serves a support question.
+ */
+export async function deleteExpiredAccessTokens(deps: Deps): Promise<number> {
+  const cutoff = new Date(deps.clock().getTime() - EXPIRED_ACCESS_TOKEN_KEPT_MS);
+  return deleteInBatches(deps.db, 'access_tokens', sql`expires_at < ${cutoff}`);
 }
 
 // ---- minting (admin API, seed, tests) ----
