@@ -31,7 +31,12 @@ export interface ClusterMetrics {
   onMessage(worker: Worker, message: unknown): void;
 }
 
-export function clusterMetrics(liveWorkers: () => Worker[]): ClusterMetrics {
+/**
+ * `liveWorkers`: the workers that listen (D237: a worker still starting has no registry to give yet, and waiting 5 s
+ * for it at every scrape while it boots made the asking worker's own wait run out, so the scrape fell back to one
+ * worker's figures); `starting`: how many were forked and do not listen yet.
+ */
+export function clusterMetrics(liveWorkers: () => Worker[], starting: () => number = () => 0): ClusterMetrics {
   const last = new Map<Worker, RegistryJson[]>();
   /** the counters and histograms of every worker that died, summed into one registry's figures */
   let retired: RegistryJson[] = [];
@@ -41,7 +46,7 @@ export function clusterMetrics(liveWorkers: () => Worker[]): ClusterMetrics {
   const own = new Registry();
   const workersGauge = new Gauge({
     name: 'cluster_workers',
-    help: 'Workers of the cluster at the last gathering of /metrics, by whether they answered (a silent one is counted with its last figures)',
+    help: 'Workers of the cluster at the last gathering of /metrics: answered, silent (counted with its last figures) or starting (not listening yet)',
     labelNames: ['state'] as const,
     registers: [own],
   });
@@ -89,6 +94,7 @@ export function clusterMetrics(liveWorkers: () => Worker[]): ClusterMetrics {
       }
       workersGauge.set({ state: 'answered' }, workers.length - silent);
       workersGauge.set({ state: 'silent' }, silent);
+      workersGauge.set({ state: 'starting' }, starting());
       parts.push(...retired, await own.getMetricsAsJSON());
       return AggregatorRegistry.aggregate(parts).metrics();
     },

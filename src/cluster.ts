@@ -45,7 +45,8 @@ export function runPrimary(n: number, logger: Logger): void {
     listening.add(w);
     startFailures = 0;
   });
-  const metrics = clusterMetrics(() => [...started.keys()]);
+  // D237: a worker is asked for its figures once it listens; until then it counts as starting
+  const metrics = clusterMetrics(() => [...listening], () => started.size - listening.size);
   cluster.on('exit', (w, code, signal) => {
     void metrics.retire(w);
     const lived = Date.now() - (started.get(w) ?? Date.now());
@@ -129,11 +130,12 @@ export function clusterMetricsSource(registry: Registry): (() => Promise<string>
   return () =>
     new Promise<string>((resolve, reject) => {
       const id = next++;
-      // the primary gives up on a silent worker after 5 s; this waits a little longer for its answer
+      // the primary gives up on a silent worker after 5 s; this waits twice that for its answer (D237: 6 s left a
+      // loaded primary one second to sum the registries and answer, and the scrape fell back to this worker's own)
       const timer = setTimeout(() => {
         pending.delete(id);
         reject(new Error('the primary did not answer'));
-      }, 6_000);
+      }, 10_000);
       pending.set(id, { resolve, reject, timer });
       process.send!({ type: METRICS_REQ, id });
     });
