@@ -2,6 +2,8 @@
 // proxied socket and drops new ones at once, `restore()` lets them through again; `delayMs` holds everything the
 // client sends that long before passing it on (a slow network to the database). For the database-fault tests.
 import net from 'node:net';
+import { createDb } from '../../src/db/database.ts';
+import { createTestDb, type TestDb } from './db.ts';
 
 /** A cuttable TCP proxy to the database of `url`; returns the proxied URL. */
 export async function dbProxy(url: string, opts: { delayMs?: number } = {}) {
@@ -41,5 +43,26 @@ export async function dbProxy(url: string, opts: { delayMs?: number } = {}) {
       cut = false;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * A test database reached two ways: `direct`, and `viaProxy` (a pool of `poolSize` through a cuttable proxy), which a
+ * test service takes as its database so that the test can cut the service off PostgreSQL. `close` ends all three.
+ */
+export async function proxiedDatabase(poolSize: number) {
+  const direct = await createTestDb();
+  const proxy = await dbProxy(direct.url!);
+  const handle = await createDb({ DATABASE_URL: proxy.url, poolSize });
+  return {
+    direct,
+    proxy,
+    viaProxy: { ...handle, url: proxy.url } as TestDb,
+    async close() {
+      proxy.restore();
+      await handle.close();
+      await proxy.close();
+      await direct.close();
+    },
   };
 }

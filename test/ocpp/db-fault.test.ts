@@ -6,10 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { RPCClient } from 'ocpp-rpc';
-import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { dbProxy } from '../helpers/db-proxy.ts';
+import { proxiedDatabase } from '../helpers/db-proxy.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline } from '../helpers/ocpp-factories.ts';
 
@@ -17,22 +15,16 @@ const SQL_OR_STACK = /select|insert|update|violat|constraint|postgres|relation|t
 
 // PGlite runs inside the test process: there is no connection between service and database to cut.
 describe.skipIf(!process.env.DATABASE_URL)('database fault between the service and PostgreSQL (C4.11)', () => {
-  let direct: TestDb;
-  let proxy: Awaited<ReturnType<typeof dbProxy>>;
-  let viaProxy: DbHandle;
+  let db: Awaited<ReturnType<typeof proxiedDatabase>>;
   let svc: TestService;
 
   beforeAll(async () => {
-    direct = await createTestDb();
-    proxy = await dbProxy(direct.url!);
-    viaProxy = await createDb({ DATABASE_URL: proxy.url, poolSize: 5 });
-    svc = await createTestService({ listen: true, db: { ...viaProxy, url: proxy.url } });
+    db = await proxiedDatabase(5);
+    svc = await createTestService({ listen: true, db: db.viaProxy });
   });
   afterAll(async () => {
     await svc?.close();
-    await viaProxy?.close();
-    await proxy?.close();
-    await direct?.close();
+    await db?.close();
   });
 
   it('refuses with InternalError during the cut, quarantines nothing, and stores the retries once after it', async () => {
@@ -45,7 +37,7 @@ describe.skipIf(!process.env.DATABASE_URL)('database fault between the service a
       const mv = { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(1), 300)] };
       const stop = { transactionId, meterStop: 900, timestamp: at(5) };
 
-      proxy.cut();
+      db.proxy.cut();
       for (const [action, payload] of [['MeterValues', mv], ['StopTransaction', stop]] as const) {
         const err = await cli.call(action, payload).then(
           () => null,
@@ -55,10 +47,10 @@ describe.skipIf(!process.env.DATABASE_URL)('database fault between the service a
         expect((err as Error).message).not.toMatch(SQL_OR_STACK);
       }
       expect((await fetch(`${svc.url}/readyz`)).status).toBe(503);
-      const quarantined = await direct.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute();
+      const quarantined = await db.direct.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute();
       expect(quarantined).toEqual([]);
 
-      proxy.restore();
+      db.proxy.restore();
       // the charger retries its transaction messages (twice here, as after a lost acknowledgement)
       for (let i = 0; i < 2; i++) {
         expect(await cli.call('MeterValues', mv)).toEqual({});
@@ -68,12 +60,12 @@ describe.skipIf(!process.env.DATABASE_URL)('database fault between the service a
     } finally {
       await cli.close();
     }
-    const rows = await direct.db.selectFrom('meter_readings').select(['wh', 'context']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
+    const rows = await db.direct.db.selectFrom('meter_readings').select(['wh', 'context']).where('charger_id', '=', ch.chargerId).orderBy('measured_at').execute();
     expect(rows.map((r) => r.wh)).toEqual(['0', '300', '900']);
-    const sessions = await direct.db.selectFrom('charging_sessions').selectAll().where('charger_id', '=', ch.chargerId).execute();
+    const sessions = await db.direct.db.selectFrom('charging_sessions').selectAll().where('charger_id', '=', ch.chargerId).execute();
     expect(sessions).toHaveLength(1);
     expect(sessions[0]).toMatchObject({ status: 'completed', energy_wh: '900', meter_stop_wh: '900' });
-    expect(await direct.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute()).toEqual([]);
+    expect(await db.direct.db.selectFrom('ocpp_quarantine').select('id').where('charger_id', '=', ch.chargerId).execute()).toEqual([]);
   });
 });
 

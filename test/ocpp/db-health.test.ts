@@ -4,34 +4,25 @@
 // (INSTANCE_LEASE_SECONDS=3), so the outage spans several renewals and several reconnects of the bus. PostgreSQL only
 // (PGlite has no connection to cut, and no pool).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { throttledLog } from '../../src/lib/throttled-log.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { logCapture } from '../helpers/log-capture.ts';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { dbProxy } from '../helpers/db-proxy.ts';
+import { proxiedDatabase } from '../helpers/db-proxy.ts';
 import { eventually } from '../helpers/ocpp-factories.ts';
 
 const { lines, logger, of, saying } = logCapture('info');
 
 describe.skipIf(!process.env.DATABASE_URL)('D224: a database outage and its end, in the log and on /metrics', () => {
-  let direct: TestDb;
-  let proxy: Awaited<ReturnType<typeof dbProxy>>;
-  let viaProxy: DbHandle;
+  let db: Awaited<ReturnType<typeof proxiedDatabase>>;
   let svc: TestService;
 
   beforeAll(async () => {
-    direct = await createTestDb();
-    proxy = await dbProxy(direct.url!);
-    viaProxy = await createDb({ DATABASE_URL: proxy.url, poolSize: 4 });
-    svc = await createTestService({ listen: true, db: { ...viaProxy, url: proxy.url }, logger, env: { INSTANCE_LEASE_SECONDS: '3' } });
+    db = await proxiedDatabase(4);
+    svc = await createTestService({ listen: true, db: db.viaProxy, logger, env: { INSTANCE_LEASE_SECONDS: '3' } });
   });
   afterAll(async () => {
-    proxy?.restore();
     await svc?.close();
-    await viaProxy?.close();
-    await proxy?.close();
-    await direct?.close();
+    await db?.close();
   });
 
   const scrape = async () => {
@@ -60,7 +51,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D224: a database outage and its end,
     expect(before.idle! + before.inUse!).toBeLessThanOrEqual(4);
 
     const t0 = Date.now();
-    proxy.cut();
+    db.proxy.cut();
     try {
       // the lease renewal fails: db_up says so at the next scrape
       await eventually(() => expect(of('ocpp.lease_renewal_failed')).toHaveLength(1), 10_000);
@@ -76,7 +67,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D224: a database outage and its end,
       expect(of('bus.reconnect_failed')[0]).toMatchObject({ level: 40, attempt: 1 });
       expect(of('db.recovered')).toEqual([]);
     } finally {
-      proxy.restore();
+      db.proxy.restore();
     }
 
     // back: the next renewal succeeds and one line says how long it was out and how much was not logged

@@ -5,35 +5,27 @@
 // how many were not. D232: the same for the lines of chargers and owners who keep talking through the outage (the
 // last_seen_at write, an owner's live stream). PostgreSQL only (PGlite has no connection to cut), as test/ocpp/db-fault.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type DbHandle } from '../../src/db/database.ts';
 import { throttledLog } from '../../src/lib/throttled-log.ts';
 import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { logCapture } from '../helpers/log-capture.ts';
-import { createTestDb, type TestDb } from '../helpers/db.ts';
-import { dbProxy } from '../helpers/db-proxy.ts';
+import { proxiedDatabase } from '../helpers/db-proxy.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, energyValue, hourAgoTimeline } from '../helpers/ocpp-factories.ts';
 
 const { lines, logger, of } = logCapture('warn');
 
 describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log', () => {
-  let direct: TestDb;
-  let proxy: Awaited<ReturnType<typeof dbProxy>>;
-  let viaProxy: DbHandle;
+  let db: Awaited<ReturnType<typeof proxiedDatabase>>;
   let svc: TestService;
 
   beforeAll(async () => {
-    direct = await createTestDb();
-    proxy = await dbProxy(direct.url!);
-    viaProxy = await createDb({ DATABASE_URL: proxy.url, poolSize: 5 });
-    svc = await createTestService({ listen: true, db: { ...viaProxy, url: proxy.url }, logger });
+    db = await proxiedDatabase(5);
+    svc = await createTestService({ listen: true, db: db.viaProxy, logger });
   });
   afterAll(async () => {
     await svc?.close();
-    await viaProxy?.close();
-    await proxy?.close();
-    await direct?.close();
+    await db?.close();
   });
 
   it('four refused messages: one line per event at once, then one line with the count of the rest', { timeout: 60_000 }, async () => {
@@ -45,7 +37,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
       const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: at(0) })) as { transactionId: number };
       throttledLog(logger).flush(); // a fresh interval
       lines.length = 0;
-      proxy.cut();
+      db.proxy.cut();
       for (let i = 1; i <= 4; i++) {
         const err = await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(i), 100 * i)] }).then(
           () => null,
@@ -60,7 +52,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
       throttledLog(logger).flush();
       expect(of('db.unavailable_refused').at(-1)).toMatchObject({ level: 50, suppressed: 3 });
     } finally {
-      proxy.restore();
+      db.proxy.restore();
       await cli.close().catch(() => undefined);
     }
   });
@@ -70,14 +62,14 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
     lines.length = 0;
     const scheduler = startScheduler(svc.deps, [{ name: 'outage-probe', cron: () => '* * * * * *', run: async () => null }]);
     try {
-      proxy.cut();
+      db.proxy.cut();
       const t0 = Date.now();
       while (of('cron.error').length === 0 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 200));
       expect(of('cron.error')[0]).toMatchObject({ level: 40 });
       expect(String(of('cron.error')[0]!.msg)).toMatch(/^node-cron: Run coordinator failed; skipping execution/);
       expect(of('cron.error')[0]!.msg).not.toMatch(/\n\s+at /);
     } finally {
-      proxy.restore();
+      db.proxy.restore();
       await scheduler.stop();
     }
   });
@@ -89,7 +81,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
     try {
       throttledLog(logger).flush();
       lines.length = 0;
-      proxy.cut();
+      db.proxy.cut();
       // each message after a failed write notes the socket again, and each 250 ms flush of the notes fails
       for (let i = 0; i < 6; i++) {
         await cli.call('Heartbeat', {}).catch(() => undefined);
@@ -106,14 +98,14 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
       // the rest counted (a heartbeat may share a flush with the one before: at least 3 of the 5 others)
       expect(Number(of('ocpp.seen_write_failed').at(-1)!.suppressed)).toBeGreaterThanOrEqual(3);
     } finally {
-      proxy.restore();
+      db.proxy.restore();
       await cli.close().catch(() => undefined);
     }
   });
 
   it('D232: an owner\'s live stream through an outage: its retried reads fail once a line a minute, not every second', { timeout: 60_000 }, async () => {
     // a second process on the same (cut) database whose streams are refreshed every second
-    const api = await createTestService({ listen: true, db: { ...viaProxy, url: proxy.url }, logger, env: { STREAM_KEEPALIVE_SECONDS: '1' } });
+    const api = await createTestService({ listen: true, db: db.viaProxy, logger, env: { STREAM_KEEPALIVE_SECONDS: '1' } });
     const abort = new AbortController();
     try {
       const user = await aUser(api.deps);
@@ -124,7 +116,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
       await new Promise((r) => setTimeout(r, 500));
       throttledLog(logger).flush();
       lines.length = 0;
-      proxy.cut();
+      db.proxy.cut();
       const failed = () => lines.filter((l) => /charger stream: read failed/.test(String(l.msg)));
       // the stream reads again each second (and backs off a second after a failure): five seconds of outage
       await new Promise((r) => setTimeout(r, 5_000));
@@ -133,7 +125,7 @@ describe.skipIf(!process.env.DATABASE_URL)('D222: a database outage in the log',
       throttledLog(logger).flush();
       expect(Number(of('stream.read_failed').at(-1)!.suppressed)).toBeGreaterThanOrEqual(2);
     } finally {
-      proxy.restore();
+      db.proxy.restore();
       abort.abort();
       await api.close();
     }
