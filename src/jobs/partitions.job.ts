@@ -50,9 +50,14 @@ async function createMonthPartitions(deps: Deps, offsets: number[]): Promise<str
     const exists = await sql<{ ok: boolean }>`select to_regclass(${p.name}) is not null as ok`.execute(deps.db);
     if (exists.rows[0]?.ok) continue;
     await deps.db.transaction().execute(async (trx) => {
-      // one creator at a time (two processes starting together); the loser finds it made
+      // one creator at a time (two processes starting together); the loser finds it made. D238: found by reading
+      // pg_class, not by to_regclass: an advisory lock does not make the backend take in other sessions' catalog
+      // changes, so to_regclass answered from the negative cache entry of the check above (the other process's
+      // table unseen), and the second worker of a cluster died at start on "relation … already exists"
       await sql`select pg_advisory_xact_lock(hashtext('meter_readings partitions'))`.execute(trx);
-      const again = await sql<{ ok: boolean }>`select to_regclass(${p.name}) is not null as ok`.execute(trx);
+      const again = await sql<{ ok: boolean }>`
+        select exists (select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                        where c.relname = ${p.name} and n.nspname = current_schema()) as ok`.execute(trx);
       if (again.rows[0]?.ok) return;
       const table = sql.table(p.name);
       await sql`create table ${table} (like meter_readings including defaults including constraints)`.execute(trx);

@@ -5,10 +5,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureReadingPartitions, monthPartition, partitionsJob } from '../../src/jobs/partitions.job.ts';
+import { createDb } from '../../src/db/database.ts';
+import type { Deps } from '../../src/deps.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
+import { createTestDb } from '../helpers/db.ts';
 import { testClock } from '../helpers/clock.ts';
 import { aUser } from '../helpers/factories.ts';
-import { anOcppCharger } from '../helpers/ocpp-factories.ts';
+import { anOcppCharger, eventually } from '../helpers/ocpp-factories.ts';
 
 let svc: TestService;
 const clock = testClock('2026-11-24T10:00:00Z');
@@ -95,5 +98,49 @@ describe('meter_readings partitions', () => {
     const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
     expect(text).toContain('meter_readings_2026_12');
     expect(text).not.toMatch(/meter_readings_2026_11|meter_readings_2027_01|meter_readings_default/);
+  });
+
+  // D238: two workers of a cluster start together and both make the missing months; the one that waited for the
+  // other's lock must find the month made. On one connection, as the waiting worker's start does: its check before the
+  // lock leaves the backend believing the table absent, and the lock alone did not correct that (42P07, a dead worker)
+  if (process.env.DATABASE_URL) it('a process that waited for another\'s creation finds the month made and creates nothing', async () => {
+    const tdb = await createTestDb();
+    const one = await createDb({ DATABASE_URL: tdb.url!, poolSize: 1 });
+    const other = await createDb({ DATABASE_URL: tdb.url!, poolSize: 1 });
+    try {
+      const at = new Date('2031-05-10T00:00:00Z'); // months no other test makes
+      const waiting: Deps = { ...svc.deps, db: one.db, clock: () => at };
+      let release!: () => void;
+      let locked!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const holding = new Promise<void>((r) => (locked = r));
+      // the other process holds the creators' lock while it makes April and May
+      const holder = other.db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext('meter_readings partitions'))`.execute(trx);
+        locked();
+        await released;
+        for (const m of [monthPartition(at, -1), monthPartition(at, 0)]) {
+          await sql`create table ${sql.table(m.name)} (like meter_readings including defaults including constraints)`.execute(trx);
+          await sql`alter table meter_readings attach partition ${sql.table(m.name)} for values from (${sql.lit(m.from.toISOString())}) to (${sql.lit(m.to.toISOString())})`.execute(trx);
+        }
+      });
+      await holding;
+      const creating = ensureReadingPartitions(waiting, 0);
+      await eventually(async () => {
+        const w = await sql<{ n: string }>`select count(*)::text as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(tdb.db);
+        expect(w.rows[0]!.n).toBe('1');
+      }, 10_000);
+      release();
+      await holder;
+      expect(await creating).toEqual([]);
+      const parts = await sql<{ name: string }>`
+        select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+         where i.inhparent = 'meter_readings'::regclass and c.relname like 'meter_readings_2031_%' order by 1`.execute(tdb.db);
+      expect(parts.rows.map((r) => r.name)).toEqual(['meter_readings_2031_04', 'meter_readings_2031_05']);
+    } finally {
+      await one.close();
+      await other.close();
+      await tdb.close();
+    }
   });
 });

@@ -86,6 +86,9 @@ describe('WORKERS', () => {
           expect(after.text).toMatch(/^cluster_worker_restarts_total 1$/m);
           expect(after.text).toMatch(/^cluster_workers\{state="answered"\} 2$/m);
         }, 30_000);
+      } catch (err) {
+        // the service's own lines (a worker's exit and its reason are error lines) travel with the failure
+        throw Object.assign(err as Error, { message: `${(err as Error).message}\n--- the service's output ---\n${svc.output().slice(-20_000)}` });
       } finally {
         await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
         // SIGTERM to the primary stops every worker cleanly
