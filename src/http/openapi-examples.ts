@@ -254,7 +254,19 @@ export function errorExamples(code: string, ctx: ErrorExampleContext): ErrorExam
       return one({ error: code, retry_after_seconds: 12 });
     case 'Insufficient scope': {
       const scope = ctx.scope ?? 'chargers:read';
-      return one({ error: code, required_scope: scope, detail: `This token lacks the scope ${scope}.` });
+      const lacking: ErrorExample = { key: exampleKey(code), summary: 'a token without the scope', value: { error: code, required_scope: scope, detail: `This token lacks the scope ${scope}.` } };
+      // D239: a partner key on a scoped CPO or Personal route hears this code too (auth.ts), with its own detail
+      if (Array.isArray(ctx.credentials) && !ctx.credentials.includes('partner')) {
+        return [
+          lacking,
+          {
+            key: `${exampleKey(code)}.partner_key`,
+            summary: 'a partner API key (it reaches only Partner API routes)',
+            value: { error: code, required_scope: scope, detail: `A partner API key reaches only Partner API routes; this route needs ${scope}.` },
+          },
+        ];
+      }
+      return [lacking];
     }
     case 'partner_api_key_scope':
       return one({ error: code, detail: `A partner API key reaches only Partner API routes${ctx.credentials === 'admin' ? ', not the admin API' : ''}.` });

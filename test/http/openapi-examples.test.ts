@@ -257,6 +257,9 @@ describe('the error examples of /openapi.json are what the service answers (D227
       { path: '/partner/drafts/import', method: 'POST', headers: key, body: { consent: true, rows: 'x' }, status: 400, error: 'invalid_request' },
       { path: '/v1/catalog/chargers', method: 'GET', headers: key, status: 403, error: 'partner_api_key_scope' },
       { path: '/admin/jobs', method: 'GET', headers: key, status: 403, error: 'partner_api_key_scope' },
+      // D239: a partner key on a scoped route hears Insufficient scope, the only 403 documented there
+      { path: '/sessions', method: 'GET', headers: key, status: 403, error: 'Insufficient scope' },
+      { path: '/v1/accounts', method: 'POST', headers: key, body: {}, status: 403, error: 'Insufficient scope' },
       { path: '/chargers', method: 'GET', headers: bearer(readOnly.token), status: 403, error: 'Insufficient scope' },
       { path: '/chargers', method: 'POST', headers: me, body: { nickname: 'Oprit', connection_type: 'ocpp', account_id: Z }, status: 404, error: 'account_not_found' },
       { path: '/chargers', method: 'POST', headers: me, body: {}, status: 400, error: 'invalid_request' },

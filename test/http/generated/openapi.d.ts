@@ -2326,7 +2326,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2527,7 +2527,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2720,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2928,7 +2928,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3112,7 +3112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:chargers:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:chargers:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4205,7 +4205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4353,7 +4353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4480,7 +4480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4613,7 +4613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8032,7 +8032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:sessions:write; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:sessions:write; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8140,7 +8140,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8275,7 +8275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks chargers:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks chargers:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8403,7 +8403,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Insufficient scope`, `partner_api_key_scope` (the token lacks cpo:accounts:read; required_scope names it) */
+            /** @description `Insufficient scope` (the token lacks cpo:accounts:read; required_scope names it) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
