@@ -13,6 +13,7 @@ import { BASIC_CHALLENGE, checkUpgrade, loggableIdentity, refuseUpgrade, serveWi
 import { startInstanceLease } from './instance-lease.ts';
 import { LiveRegistry, type OcppSession } from './live-registry.ts';
 import { createOcppMetrics } from './metrics.ts';
+import { closeNotable } from './notable-events.ts';
 import { RefusalLog } from './refusal-log.ts';
 import type { Handshake, RpcClient } from './rpc.ts';
 
@@ -170,6 +171,7 @@ export async function attachOcpp(server: Server, deps: Deps): Promise<OcppServer
       await drain(registry.clients(), OCPP_DRAIN_MS);
       await rpc.close({ force: true });
       await registry.close();
+      closeNotable(deps.logger); // D242: the charger reports' repeats of the last interval
       await lease.stop();
     },
   };

@@ -3,6 +3,7 @@
 // never with the password.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
+import { flushNotable } from '../../src/ocpp/notable-events.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 import { aUser } from '../helpers/factories.ts';
 import { anOcppCharger, connectCharger, ocppClient, eventually } from '../helpers/ocpp-factories.ts';
@@ -121,6 +122,27 @@ describe('what a charger reports about itself reaches the log (D137)', () => {
       expect.objectContaining({ action: 'FirmwareStatusNotification', status: 'InstallationFailed' }),
       expect.objectContaining({ action: 'SecurityEventNotification', type: 'TamperDetectionActivated', techInfo: 'lid opened' }),
     ]);
+  });
+});
+
+describe('a charger repeating a report (D242)', () => {
+  it('is logged once a minute per charger and report, with the repeats counted; another fault is logged at once', async () => {
+    const ch = await anOcppCharger(svc, user);
+    const c16 = await connectCharger(svc, ch, 'ocpp1.6');
+    try {
+      for (let i = 0; i < 5; i++) {
+        await c16.call('StatusNotification', { connectorId: 1, status: 'Faulted', errorCode: 'GroundFailure', info: 'RCD tripped' });
+        await c16.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+      }
+      await c16.call('StatusNotification', { connectorId: 1, status: 'Faulted', errorCode: 'OverCurrentFailure' });
+    } finally {
+      await c16.close();
+    }
+    const mine = events('ocpp.charger_report').filter((l) => l.chargerId === ch.chargerId);
+    expect(mine.map((l) => l.errorCode)).toEqual(['GroundFailure', 'OverCurrentFailure']);
+    flushNotable(svc.deps.logger);
+    const told = events('ocpp.charger_report_suppressed').filter((l) => l.chargerId === ch.chargerId);
+    expect(told).toEqual([expect.objectContaining({ action: 'StatusNotification', suppressed: 4, report: expect.objectContaining({ errorCode: 'GroundFailure', connectorId: 1 }) })]);
   });
 });
 
