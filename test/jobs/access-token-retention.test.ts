@@ -1,6 +1,6 @@
 // D235: CPO access tokens (one row per POST /oauth/token, an hour's life) are deleted by the `retention` job a day
 // after they expired. An expired token already answers 401 like an unknown one, so deleting it changes nothing a
-// client sees; a live token keeps working; revoking a client still revokes its live tokens.
+// client sees; a live token keeps working; revoking a client still revokes its live tokens, and only those (D243).
 import { type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/lib/secrets.ts';
@@ -79,7 +79,9 @@ describe('expired CPO access tokens are deleted (D235)', () => {
     expect(await svc.deps.db.selectFrom('access_tokens').select('id').execute()).toHaveLength(0);
   });
 
-  it('revoking a client still revokes its live tokens (found through the client index)', async () => {
+  it('revoking a client still revokes its live tokens (found through the client index), and counts only those', async () => {
+    await issue(); // expired by the time of the revocation: nothing to revoke (D243), though its row is still kept
+    clock.advance(HOUR + 60_000);
     const live = [await issue(), await issue()];
     expect((await use(live[0]!)).status).toBe(200);
     // the revocation's lookup and the job's delete can use an index (the table is tiny here, so the planner is
@@ -100,5 +102,7 @@ describe('expired CPO access tokens are deleted (D235)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ client_id: partner.clientId, revoked_tokens: 2 });
     expect((await use(live[0]!)).status).toBe(401);
+    // the expired token's row stays as it was: the retention job deletes it a day after its expiry
+    expect(await svc.deps.db.selectFrom('access_tokens').select('id').where('revoked_at', 'is', null).execute()).toHaveLength(1);
   });
 });

@@ -239,7 +239,15 @@ export async function revokeCpoClient(deps: Deps, clientId: string): Promise<{ c
     if (!client) throw new DomainError('cpo_client_not_found', `No CPO client ${clientId}`);
     const now = deps.clock();
     if (client.revoked_at === null) await trx.updateTable('cpo_clients').set({ revoked_at: now }).where('id', '=', client.id).execute();
-    const tokens = await trx.updateTable('access_tokens').set({ revoked_at: now }).where('cpo_client_id', '=', client.id).where('revoked_at', 'is', null).executeTakeFirst();
+    // D243: only the tokens still alive: an expired one already answers 401 and waits for the retention job (D235),
+    // so counting it told the operator of more live tokens cut off than there were
+    const tokens = await trx
+      .updateTable('access_tokens')
+      .set({ revoked_at: now })
+      .where('cpo_client_id', '=', client.id)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
     return { client_id: clientId, revoked_tokens: Number(tokens.numUpdatedRows) };
   });
 }
