@@ -41,6 +41,7 @@ function rawAnswer({ status, body }: ClientErrorAnswer): string {
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(json)}`,
     `X-Request-Id: ${crypto.randomUUID()}`,
+    'X-Content-Type-Options: nosniff', // D233's header on every answer, these too (D246)
     'Connection: close',
   ];
   return head.join('\r\n') + '\r\n\r\n' + json;
@@ -107,6 +108,7 @@ export function shapeServerAnswers(server: Server): void {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(json),
       'x-request-id': crypto.randomUUID(),
+      'x-content-type-options': 'nosniff',
       connection: 'close',
     });
     res.end(json);

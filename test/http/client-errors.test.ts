@@ -93,6 +93,7 @@ describe('requests the HTTP parser refuses (D89)', () => {
     expect(a.status, a.raw.slice(0, 300)).toBe(status);
     expect(a.headers['content-type']).toMatch(/^application\/json/);
     expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.headers['x-content-type-options']).toBe('nosniff'); // D246: as every other answer (D233)
     expect(Object.keys(a.body as object).sort()).toEqual(['detail', 'error']);
     expect(a.body).toMatchObject({ error, detail: expect.stringMatching(/\S/) });
     expect(Buffer.byteLength(a.raw.split('\r\n\r\n').slice(1).join('\r\n\r\n'), 'latin1')).toBe(Number(a.headers['content-length']));
