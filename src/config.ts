@@ -171,6 +171,10 @@ export const configSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30_000, 0, MAX_TIMER_MS),
   // D82: the ingest batch statements as named prepared statements (false behind a pooler that cannot keep them)
   DB_PREPARED_STATEMENTS: boolDefault(true),
+  // D244: connections of the process's database pool (the event bus's listening connection is one more). At least 5:
+  // a job holds its advisory lock on one connection while its work takes another, and at the top of the hour up to
+  // four jobs start at once (rate limits, energy, drafts, outbox); as many held locks as connections stall them all
+  DB_POOL_SIZE: int(10, 5, 1000),
   // C4.12: retention of quarantined OCPP messages, and the job that deletes older ones
   QUARANTINE_RETENTION_DAYS: days(90),
   RETENTION_CRON: cron('30 2 * * *'),
@@ -225,8 +229,8 @@ export const configSchema = z.object({
   INGEST_FLUSH_MS: int(20, 0, 60_000),
   // batches in flight at once, each on its own pooled connection; readings of a remembered session have one slot
   // more of their own. 2: on two cores shared with PostgreSQL a third statement at once added contention, not
-  // throughput (D87); a database far away (milliseconds per round trip) may want more. At most 6 of the pool's 10
-  // connections, so that the connect path, HTTP and the jobs keep theirs
+  // throughput (D87); a database far away (milliseconds per round trip) may want more. At most 6 of the pool's
+  // DB_POOL_SIZE (10) connections, so that the connect path, HTTP and the jobs keep theirs
   INGEST_BATCHES_IN_FLIGHT: int(2, 1, 6),
   // processes sharing the listening port (node:cluster): a number, or `auto` = one per core; PostgreSQL only
   WORKERS: z

@@ -31,7 +31,10 @@ export interface DbOptions {
   loadDataDir?: Blob | undefined;
   /** PGlite only: keep the database in memory. */
   inMemory?: boolean;
+  /** tests: the pool's size, before DB_POOL_SIZE */
   poolSize?: number;
+  /** D244: the most connections the service's pool opens (config DB_POOL_SIZE, default 10) */
+  DB_POOL_SIZE?: number | undefined;
   /**
    * C4.12: PostgreSQL statement_timeout of every pooled connection, in ms (0 = none; default 30 s as in config).
    * Not applied on PGlite: it accepts the setting but, being one in-process backend without timer interrupts,
@@ -43,6 +46,7 @@ export interface DbOptions {
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_POOL_SIZE = 10;
 
 /** D225: what a node-postgres pool holds now, for the pool gauges of /metrics (db/health.ts) */
 export interface PoolStats {
@@ -60,33 +64,44 @@ const pools = new WeakMap<Db, pg.Pool>();
 /** The pool behind `db` now; undefined on PGlite. Reads four numbers the pool keeps, no query. */
 export function poolStats(db: Db): PoolStats | undefined {
   const p = pools.get(db);
-  return p && { total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount, max: p.options.max ?? 10 };
+  // D244: pg-pool queues every request, also one an idle connection is about to take (handed over on the next tick):
+  // those are not waiting, and an idle service's scrape counted its own query as 1 waiting for ever
+  return p && { total: p.totalCount, idle: p.idleCount, waiting: Math.max(0, p.waitingCount - p.idleCount), max: p.options.max ?? DEFAULT_POOL_SIZE };
 }
 
 /**
  * D132: the service's statements are short (a page, a batch of readings); PostgreSQL compiles a statement to machine
  * code when its estimated cost passes `jit_above_cost`, and an estimate far above the truth (GET /chargers' visibility
  * test guessed half the chargers table) cost 250–300 ms of compiling for a statement that runs in 8 ms. JIT is off
- * on the service's connections; the connection string's own `options` come after, so a deployment can turn it on.
+ * on the service's connections.
+ * D244: and their transactions are READ COMMITTED, what the service's transactions are written for (a row updated by
+ * another transaction meanwhile is re-read, not an error): on a database whose default_transaction_isolation was
+ * serializable, concurrent `sessions:batch` answered 500 (40001) and chargers were refused at the upgrade (repeatable
+ * read fails a concurrent update the same way). Both travel in the startup parameter `options`, so they hold from the first statement of every connection
+ * and over the database's and role's own settings (ALTER DATABASE/ROLE … SET). The connection string's own `options`
+ * come after ours, so a deployment can still change either.
  */
-export function withJitOff(url: string): { connectionString: string; options: string } {
+export const SERVICE_OPTIONS = '-c jit=off -c default_transaction_isolation=read\\ committed';
+
+export function withServiceOptions(url: string): { connectionString: string; options: string } {
   try {
     const u = new URL(url);
     const own = u.searchParams.get('options');
     // node-postgres lets the connection string's parameters win over the config's: its `options` move here
     u.searchParams.delete('options');
-    return { connectionString: u.toString(), options: own ? `-c jit=off ${own}` : '-c jit=off' };
+    return { connectionString: u.toString(), options: own ? `${SERVICE_OPTIONS} ${own}` : SERVICE_OPTIONS };
   } catch {
-    return { connectionString: url, options: '-c jit=off' }; // not a URL (a key=value string): used as given
+    return { connectionString: url, options: SERVICE_OPTIONS }; // not a URL (a key=value string): used as given
   }
 }
 
 export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.DATABASE_URL) {
     const pool = new pg.Pool({
-      // D132: no JIT compilation (first, so `options` in DATABASE_URL may turn it back on)
-      ...withJitOff(opts.DATABASE_URL),
-      max: opts.poolSize ?? 10,
+      // D132, D244: no JIT compilation, READ COMMITTED (first, so `options` in DATABASE_URL may change them)
+      ...withServiceOptions(opts.DATABASE_URL),
+      // D244: DB_POOL_SIZE; with the event bus's listening connection, each process opens this plus one
+      max: opts.poolSize ?? opts.DB_POOL_SIZE ?? DEFAULT_POOL_SIZE,
       application_name: 'ere-gateway',
       // a server that does not answer fails requests (and /readyz) instead of queueing them forever
       connectionTimeoutMillis: 10_000,

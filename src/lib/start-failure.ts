@@ -38,10 +38,26 @@ export async function checkHostResolves(host: string): Promise<void> {
   }
 }
 
+/**
+ * D244: what a connection pooler answers to the startup parameters the service sends on every connection
+ * (`statement_timeout`, C4.12, and `options`: jit, isolation, D132/D244). PgBouncer refuses each one its
+ * `ignore_startup_parameters` does not list with `unsupported startup parameter: <name>` (08P01), the first it meets.
+ */
+const POOLER_REFUSED = /unsupported startup parameter/i;
+
 /** The first use of DATABASE_URL failed: the server is unreachable, the database missing, SSL or the login refused. */
 export function databaseFailure(err: unknown): StartFailure {
   if (err instanceof StartFailure) return err;
-  return new StartFailure('DATABASE_URL', `cannot use the database: ${reasonOf(err)}`, { cause: err });
+  let detail = `cannot use the database: ${reasonOf(err)}`;
+  // D244: the reason alone names a parameter, not what to do about it; still one line
+  if ((err as { code?: unknown } | null)?.code === '08P01' && POOLER_REFUSED.test(reasonOf(err))) {
+    detail +=
+      '; a connection pooler (PgBouncer) refused a setting the service sends when it connects: add ' +
+      '`ignore_startup_parameters = statement_timeout, options` to its configuration, and since the pooler then drops ' +
+      "them, set them on the service's role: ALTER ROLE <role> SET statement_timeout = '30s'; ALTER ROLE <role> SET " +
+      "jit = off; ALTER ROLE <role> SET default_transaction_isolation = 'read committed' (docs/platform.md, \"The database\")";
+  }
+  return new StartFailure('DATABASE_URL', detail, { cause: err });
 }
 
 /** listen() failed: the port is taken or privileged (PORT), or the address is not this machine's (HOST). */

@@ -1,17 +1,19 @@
 // D132: the service's connections run without JIT compilation (a planner's overestimate cost 250–300 ms of compiling
-// for an 8 ms statement); a connection string's own `options` still apply, after ours.
+// for an 8 ms statement); a connection string's own `options` still apply, after ours. D244: and READ COMMITTED, in the
+// same `options` (test/db/connections.test.ts checks it on a serializable database).
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, withJitOff } from '../../src/db/database.ts';
+import { createDb, withServiceOptions } from '../../src/db/database.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 
 describe('JIT on the service connections (D132)', () => {
   it('keeps the connection string but moves its options after jit=off', () => {
-    expect(withJitOff('postgresql://u@h:5432/db')).toEqual({ connectionString: 'postgresql://u@h:5432/db', options: '-c jit=off' });
-    const own = withJitOff('postgresql://u@h:5432/db?sslmode=disable&options=-c%20jit%3Don%20-c%20work_mem%3D8MB');
-    expect(own.options).toBe('-c jit=off -c jit=on -c work_mem=8MB');
+    const ours = '-c jit=off -c default_transaction_isolation=read\\ committed';
+    expect(withServiceOptions('postgresql://u@h:5432/db')).toEqual({ connectionString: 'postgresql://u@h:5432/db', options: ours });
+    const own = withServiceOptions('postgresql://u@h:5432/db?sslmode=disable&options=-c%20jit%3Don%20-c%20work_mem%3D8MB');
+    expect(own.options).toBe(`${ours} -c jit=on -c work_mem=8MB`);
     expect(own.connectionString).toBe('postgresql://u@h:5432/db?sslmode=disable');
-    expect(withJitOff('host=h dbname=db')).toEqual({ connectionString: 'host=h dbname=db', options: '-c jit=off' });
+    expect(withServiceOptions('host=h dbname=db')).toEqual({ connectionString: 'host=h dbname=db', options: ours });
   });
 
   describe.runIf(!!process.env.DATABASE_URL)('on PostgreSQL', () => {

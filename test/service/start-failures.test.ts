@@ -83,6 +83,43 @@ describe('D151: failures only the running system can tell are one line naming th
     noStack(r.out);
   });
 
+  it('D244: a pooler refusing a startup parameter (PgBouncer, 08P01): the line says what to set, on the pooler and the role', { timeout: 60_000 }, async () => {
+    // what PgBouncer without ignore_startup_parameters answers to the startup message: an ErrorResponse naming the
+    // first parameter it does not know (it reads statement_timeout before options)
+    const received: string[][] = [];
+    const pooler = net.createServer((socket) => {
+      let buf = Buffer.alloc(0);
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk) => {
+        buf = Buffer.concat([buf, chunk]);
+        if (buf.length < 4 || buf.length < buf.readInt32BE(0)) return;
+        // int32 length, int32 protocol version, then name\0value\0 … \0
+        const params = buf.subarray(8, buf.readInt32BE(0) - 1).toString('utf8').split('\0');
+        received.push(params);
+        const refused = ['statement_timeout', 'options'].find((p) => params.includes(p)) ?? 'options';
+        const fields = Buffer.from(`SFATAL\0VFATAL\0C08P01\0Munsupported startup parameter: ${refused}\0\0`, 'utf8');
+        const head = Buffer.alloc(5);
+        head.write('E', 0);
+        head.writeInt32BE(fields.length + 4, 1);
+        socket.end(Buffer.concat([head, fields]));
+      });
+    });
+    await new Promise<void>((resolve) => pooler.listen(0, '127.0.0.1', resolve));
+    const port = (pooler.address() as net.AddressInfo).port;
+    try {
+      const r = await run('src/main.ts', { DATA_DIR: freshDir(), DATABASE_URL: `postgresql://ere@127.0.0.1:${port}/ere` });
+      expect(r.code).toBe(1);
+      expect(received.length).toBeGreaterThanOrEqual(1);
+      const line = r.out.split('\n').find((l) => l.includes('cannot start'))!;
+      expect(line).toMatch(/^ere-gateway cannot start: DATABASE_URL: cannot use the database: unsupported startup parameter: statement_timeout \(08P01\); a connection pooler/);
+      expect(line).toContain('ignore_startup_parameters = statement_timeout, options');
+      for (const setting of ["SET statement_timeout = '30s'", 'SET jit = off', "SET default_transaction_isolation = 'read committed'"]) expect(line).toContain(setting);
+      noStack(r.out);
+    } finally {
+      pooler.close();
+    }
+  });
+
   if (process.env.DATABASE_URL) {
     it('DATABASE_URL to a database that does not exist, or with SSL the server refuses: exit 1 naming DATABASE_URL', { timeout: 60_000 }, async () => {
       const base = new URL(process.env.DATABASE_URL!);
