@@ -8,7 +8,9 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { runPrimary, workerCount } from './cluster.ts';
 import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { createBus } from './db/bus.ts';
+import { createBus, watchBusDelivery } from './db/bus.ts';
+import pg from 'pg';
+import { databaseUnavailableError } from './http/db-unavailable.ts';
 import type { Deps } from './deps.ts';
 import { buildApp } from './http/app.ts';
 import type { App, RouteRegistrar } from './http/types.ts';
@@ -23,7 +25,7 @@ import { createLogger } from './logger.ts';
 import type { StartupState } from './lib/startup.ts';
 import { attachOcpp, type OcppServerHandle } from './ocpp/server.ts';
 import { jobRunsSettled, startScheduler, type SchedulerHandle } from './jobs/scheduler.ts';
-import { ensureReadingPartitions } from './jobs/partitions.job.ts';
+import { ensureReadingPartitionsAtStart } from './jobs/partitions.job.ts';
 import {
   formatDemoCredentials,
   seedSandbox,
@@ -96,8 +98,12 @@ export async function startService(opts: StartOptions): Promise<Service> {
   }
   // D225: with WORKERS above 1 the primary has said it, once for the service (not once per worker and restart)
   if (!cluster.isWorker) warnIfMetricsOpen(config, logger);
-  // this month's and the coming months' meter_readings partitions exist before any charger is accepted
-  await ensureReadingPartitions(deps);
+  // D245: a serving process's events come back to it through the bus (not behind a transaction-mode pooler); checked
+  // while the start goes on, awaited before it is complete; a bus that delivers nothing is logged, not a refusal
+  const busCheck = opts.listen !== false && deps.bus ? watchBusDelivery({ bus: deps.bus, db: deps.db, metrics: deps.metrics, logger }) : undefined;
+  // this month's and the coming months' meter_readings partitions exist before any charger is accepted; D245: a role
+  // that may not create them is told what to do in one error line, and the start goes on
+  await ensureReadingPartitionsAtStart(deps);
   startup.step = 'loading the catalog';
   if (opts.catalog ?? true) {
     const added = await loadBundledCatalog(deps.db);
@@ -135,6 +141,10 @@ export async function startService(opts: StartOptions): Promise<Service> {
     }
   }
   if (opts.listen !== false && (opts.jobs ?? true) && config.JOBS_ENABLED) scheduler = startScheduler(deps);
+  if (busCheck) {
+    startup.step = 'checking the event bus';
+    await busCheck;
+  }
   startup.step = 'complete';
   startup.complete = true;
 
@@ -188,6 +198,18 @@ async function openDatabase(config: Config): Promise<DbHandle> {
     if (config.DATABASE_URL) throw databaseFailure(err);
     throw new StartFailure('DATA_DIR', `cannot open the embedded database in ${config.DATA_DIR}: ${reasonOf(err)}`, { cause: err });
   }
+}
+
+/**
+ * D245: a database error after the database was opened (a migration, the partitions, the catalog, the seed: a role
+ * without CREATE on the schema answers 42501) is one line naming DATABASE_URL with PostgreSQL's message and code, as
+ * `npm run migrate` says it; the cause goes to the debug log. Anything else that is not a StartFailure (a bug) keeps
+ * its stack.
+ */
+function startFailureOf(config: Config, err: unknown): StartFailure | undefined {
+  if (err instanceof StartFailure) return err;
+  if (config.DATABASE_URL && (err instanceof pg.DatabaseError || databaseUnavailableError(err))) return databaseFailure(err);
+  return undefined;
 }
 
 /** Longest wait for in-flight requests at shutdown before their connections are cut. */
@@ -287,9 +309,10 @@ async function main(): Promise<void> {
     await checkHostResolves(config.HOST);
     service = await startService({ config, logger });
   } catch (err) {
-    if (!(err instanceof StartFailure)) throw err;
-    logger.debug({ err: err.cause ?? err }, 'the start failed');
-    console.error(err.message);
+    const failure = startFailureOf(config, err);
+    if (!failure) throw err;
+    logger.debug({ err: failure.cause ?? failure }, 'the start failed');
+    console.error(failure.message);
     process.exit(1);
   }
   const base = service.deps.config.PUBLIC_BASE_URL; // with PORT=0, the port the service really got

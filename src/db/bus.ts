@@ -10,9 +10,16 @@
 // an UNLISTEN when the last subscriber leaves and a LISTEN when the next comes would cost two statements per remote
 // command and open a window in which an event is missed). LISTEN runs in the background; whoever must not miss an
 // event that its own next step causes (a requester waiting for a command's outcome) waits for `listening` first.
+//
+// D245: behind a pooler in transaction mode (PgBouncer) LISTEN lands on a server session that is handed to other
+// clients, and nothing arrives: no error, only the poll fallbacks (commands in 1–2 s, owners' live views stale). A
+// serving process therefore sends one event to itself through the pool at start, as every publisher does, and says
+// so when it does not come back (checkBusDelivery: one error line, `bus_up` 0 on /metrics); it still starts.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import type { Db, DbHandle } from './database.ts';
 import { throttledLog } from '../lib/throttled-log.ts';
 
@@ -130,6 +137,77 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
       await transport.close();
     },
   };
+}
+
+/** D245: how long the start's round trip waits for its own event (a delivered one takes milliseconds) */
+export const DELIVERY_CHECK_MS = 5_000;
+const CHECK_TOPIC = 'bus_check';
+
+const busUpGauges = new WeakMap<Registry, Gauge>();
+function busUpGauge(metrics: Registry): Gauge {
+  let gauge = busUpGauges.get(metrics);
+  if (!gauge) {
+    gauge = new Gauge({
+      name: 'bus_up',
+      help: 'Whether an event this process published came back to it through the event bus (LISTEN/NOTIFY) at the last check (at start and after the listening connection came back): 1 or 0; 0 behind a transaction-mode pooler, events then wait for the poll fallbacks; with WORKERS above 1, 0 when any worker\'s did not',
+      aggregator: 'min',
+      registers: [metrics],
+    });
+    busUpGauges.set(metrics, gauge);
+  }
+  return gauge;
+}
+
+export interface BusCheckTarget {
+  bus: Bus;
+  /** what publishers publish through (the pool) */
+  db: Db;
+  metrics: Registry;
+  logger: Logger;
+}
+
+/**
+ * D245: one event to this process itself, published through `db` as every publisher does, after the bus listens on
+ * its channel. true: it came back within `timeoutMs`; false: it did not (one error line, `bus_up` 0); null: it could
+ * not be published (the database is away: that says nothing about the bus, and is logged by whoever meets it).
+ */
+export async function checkBusDelivery(target: BusCheckTarget, timeoutMs = DELIVERY_CHECK_MS): Promise<boolean | null> {
+  const { bus, db, metrics, logger } = target;
+  const gauge = busUpGauge(metrics);
+  const nonce = randomUUID();
+  let arrived = () => {};
+  const back = new Promise<boolean>((resolve) => (arrived = () => resolve(true)));
+  const off = bus.subscribe(CHECK_TOPIC, (payload) => {
+    if (payload.nonce === nonce) arrived();
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await bus.listening(CHECK_TOPIC);
+    try {
+      await bus.publish(db, CHECK_TOPIC, { nonce });
+    } catch (err) {
+      logger.debug({ err }, 'bus: the delivery check could not publish');
+      return null;
+    }
+    const ok = await Promise.race([back, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    gauge.set(ok ? 1 : 0);
+    if (!ok) {
+      logger.error(
+        { event: 'bus.no_delivery', waitedMs: timeoutMs },
+        `bus: an event this process published did not come back within ${timeoutMs / 1000} s: the event bus (LISTEN/NOTIFY) receives nothing, so commands to chargers held by other processes and owners' live views wait for the slow polls (1–2 s). A pooler in transaction mode (PgBouncer pool_mode = transaction) between the service and PostgreSQL? It also leaks the jobs' advisory locks: use session mode for the service's database, or point DATABASE_URL at PostgreSQL directly`,
+      );
+    }
+    return ok;
+  } finally {
+    if (timer) clearTimeout(timer);
+    off();
+  }
+}
+
+/** D245: checkBusDelivery now, and again after each time the listening connection came back (bus_up follows). */
+export function watchBusDelivery(target: BusCheckTarget, timeoutMs = DELIVERY_CHECK_MS): Promise<boolean | null> {
+  target.bus.onResync(() => void checkBusDelivery(target, timeoutMs).catch(() => undefined));
+  return checkBusDelivery(target, timeoutMs);
 }
 
 /**

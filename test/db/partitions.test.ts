@@ -4,7 +4,10 @@
 // once; a month query reads only its partition.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureReadingPartitions, monthPartition, partitionsJob } from '../../src/jobs/partitions.job.ts';
+import crypto from 'node:crypto';
+import { ensureReadingPartitions, ensureReadingPartitionsAtStart, monthPartition, partitionsJob } from '../../src/jobs/partitions.job.ts';
+import { runJobExclusive } from '../../src/jobs/scheduler.ts';
+import { logCapture } from '../helpers/log-capture.ts';
 import { createDb } from '../../src/db/database.ts';
 import type { Deps } from '../../src/deps.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
@@ -140,6 +143,65 @@ describe('meter_readings partitions', () => {
     } finally {
       await one.close();
       await other.close();
+      await tdb.close();
+    }
+  });
+
+  // D245: a runtime role with SELECT/INSERT/UPDATE/DELETE only (a split migration/runtime setup) that finds a month
+  // missing: the start logs one error line saying what to do and goes on (the month's readings wait in the default
+  // partition); the job's run ends failed with that line. With CREATE on the schema but not owning meter_readings,
+  // the ATTACH is refused the same way.
+  if (process.env.DATABASE_URL) it('D245: a role that may not create partitions: one error line at start, the start goes on, the job fails with that line', async () => {
+    const tdb = await createTestDb();
+    const role = `d245_${crypto.randomBytes(4).toString('hex')}`;
+    await sql.raw(`create role ${role} login`).execute(tdb.db);
+    for (const grant of [
+      `grant usage on schema public to ${role}`,
+      `grant select, insert, update, delete on all tables in schema public to ${role}`,
+      `grant usage, select on all sequences in schema public to ${role}`,
+    ]) {
+      await sql.raw(grant).execute(tdb.db);
+    }
+    const url = new URL(tdb.url!);
+    url.username = role;
+    const limited = await createDb({ DATABASE_URL: url.toString(), poolSize: 2 });
+    const log = logCapture();
+    const owner = await createTestService({ db: tdb, catalog: false });
+    const at = new Date('2033-07-10T00:00:00Z'); // months no other test makes
+    const deps: Deps = { ...svc.deps, db: limited.db, logger: log.logger, clock: () => at, config: { ...svc.deps.config, PARTITION_AHEAD_MONTHS: 1 } };
+    try {
+      expect(await ensureReadingPartitionsAtStart(deps)).toEqual([]);
+      const denied = log.of('partitions.not_permitted');
+      expect(denied).toHaveLength(1);
+      expect(denied[0]).toMatchObject({ level: 50, partition: 'meter_readings_2033_06', code: '42501' });
+      expect(String(denied[0]!.msg)).toMatch(
+        /^meter_readings: cannot create the month partition meter_readings_2033_06: permission denied for schema public \(42501\)\. Run `npm run migrate` as the role that owns the schema/,
+      );
+      // the month's readings are kept meanwhile, in the default partition
+      const user = await aUser(owner.deps);
+      const ch = await anOcppCharger(owner, user);
+      await limited.db.insertInto('meter_readings').values({ charger_id: ch.chargerId, connector_id: 1, measured_at: at, wh: '5' }).execute();
+      const where = await sql<{ part: string }>`select tableoid::regclass::text as part from meter_readings where charger_id = ${ch.chargerId}`.execute(tdb.db);
+      expect(where.rows.map((r) => r.part)).toEqual(['meter_readings_default']);
+
+      // the job: failed, recorded with the one line (not the database's bare error)
+      await expect(runJobExclusive(deps, partitionsJob)).rejects.toThrow(/permission denied for schema public \(42501\)\. Run `npm run migrate`/);
+      const run = await tdb.db.selectFrom('job_runs').select(['outcome', 'error']).where('job', '=', 'partitions').executeTakeFirstOrThrow();
+      expect(run.outcome).toBe('failed');
+      expect(run.error).toMatch(/^meter_readings: cannot create the month partition meter_readings_2033_06: .*meter_readings_default \(nothing is lost\)$/);
+
+      // CREATE on the schema but not the owner of meter_readings: the ATTACH is refused, the same line
+      await sql.raw(`grant create on schema public to ${role}`).execute(tdb.db);
+      await expect(partitionsJob.run(deps)).rejects.toThrow(/meter_readings_2033_06: must be owner of table meter_readings \(42501\)\. Run `npm run migrate`/);
+      // the owner makes them (npm run migrate), the data moved out of the default partition
+      expect(await ensureReadingPartitions({ ...deps, db: tdb.db })).toEqual(['meter_readings_2033_06', 'meter_readings_2033_07', 'meter_readings_2033_08']);
+      const moved = await sql<{ part: string }>`select tableoid::regclass::text as part from meter_readings where charger_id = ${ch.chargerId}`.execute(tdb.db);
+      expect(moved.rows.map((r) => r.part)).toEqual(['meter_readings_2033_07']);
+    } finally {
+      await owner.close();
+      await limited.close();
+      await sql.raw(`drop owned by ${role}`).execute(tdb.db);
+      await sql.raw(`drop role ${role}`).execute(tdb.db);
       await tdb.close();
     }
   });
