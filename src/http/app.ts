@@ -18,6 +18,7 @@ import { registerAdminLog } from './plugins/admin-log.ts';
 import { commonHeaders } from './plugins/no-store.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
 import { allRoutes } from './routes/index.ts';
+import { dashboardNotFound } from './routes/dashboard.routes.ts';
 import { FORM_MEDIA_TYPE, type App, type RouteRegistrar } from './types.ts';
 
 export interface BuildAppOptions {
@@ -169,7 +170,10 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     return reply.code(status).send({ error: 'invalid_request', detail: err.message });
   });
 
+  // D240: a GET or HEAD under /dashboard answers an HTML page in the owner's language (a person typed or guessed it)
+  const dashboardPageNotFound = dashboardNotFound(deps);
   app.setNotFoundHandler((req, reply) => {
+    if (dashboardPageNotFound(req, reply)) return;
     reply.code(404).send({ error: 'not_found', detail: `No route ${req.method} ${req.url.split('?')[0]}` });
   });
 

@@ -70,7 +70,8 @@ it('starts and stops charging on the owner\'s charger from the dashboard', { tim
     // the charger's refusal is shown as its answer
     answer = 'Rejected';
     const rejected = await post(`/dashboard/chargers/${ch.chargerId}/start?locale=en`, me, { connector_id: '2' });
-    expect(await flashAfter(rejected, me.cookie)).toBe('The charger refused: Rejected');
+    // D240: in the page's words, not the OCPP word
+    expect(await flashAfter(rejected, me.cookie)).toBe('The charger rejected the request.');
     expect(seen[0]).toEqual({ action: 'RemoteStartTransaction', params: { connectorId: 2, idTag: (seen[0]!.params as { idTag: string }).idTag } });
     seen.length = 0;
     answer = 'Accepted';
@@ -87,6 +88,8 @@ it('starts and stops charging on the owner\'s charger from the dashboard', { tim
     const session = await svc.deps.db.selectFrom('charging_sessions').select('id').where('charger_id', '=', ch.chargerId).executeTakeFirstOrThrow();
     const page = await svc.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie: me.cookie } });
     expect(page.body).toContain(`/dashboard/sessions/${session.id}/stop`);
+    // D240: on this two-connector charger the stop button says which connector it stops
+    expect(page.body).toContain('<button type="submit" class="stop">Stop laden · Aansluiting 1</button>');
     const stopped = await post(`/dashboard/sessions/${session.id}/stop?locale=en`, me);
     expect(await flashAfter(stopped, me.cookie)).toBe('The charger was asked to stop charging.');
     expect(seen[1]).toEqual({ action: 'RemoteStopTransaction', params: { transactionId } });

@@ -38,11 +38,25 @@ const meter = (transactionId: number, at: number, wh: number) => ({
   meterValue: [{ timestamp: iso(at), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }],
 });
 
-/** Signs in as a browser does: the address, then the link from the e-mail, then the confirmation button. */
-async function signInByMail(page: Page, email: string, shot?: string): Promise<void> {
+/**
+ * Signs in as a browser does: the address, then the link from the e-mail, then the confirmation button. `busy`: first
+ * the pressed sign-in button must say it is sending while its answer is on its way (D240).
+ */
+async function signInByMail(page: Page, email: string, shot?: string, busy = false): Promise<void> {
   await page.goto(`${svc.url}/dashboard?locale=en`);
   if (shot) await fits360(page, shot);
   await page.fill('#email', email);
+  if (busy) {
+    // the form is kept from leaving (a listener after the page's own cancels the submission), as if its answer were
+    // slow: the pressed button must say it is sending, then the form is sent for real from a fresh page
+    await page.evaluate("document.addEventListener('submit', (e) => e.preventDefault())");
+    await page.click('#send-link');
+    const state = () => page.evaluate("(() => { const b = document.getElementById('send-link'); return [b.getAttribute('aria-busy'), b.getAttribute('aria-disabled'), b.textContent].join('|'); })()");
+    expect(await state()).toBe('true|true|Sending…');
+    await page.goto(`${svc.url}/dashboard?locale=en`);
+    expect(await state()).toBe('||Send me a sign-in link');
+    await page.fill('#email', email);
+  }
   await Promise.all([page.waitForLoadState('load'), page.click('#send-link')]);
   await page.waitForSelector('#link-sent');
   const mail = await svc.deps.db.selectFrom('outbox_messages').select('body').where('to_email', '=', email).executeTakeFirstOrThrow();
@@ -176,6 +190,66 @@ it('starts and stops charging from the page; the session appears and ends live',
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     const ended = await svc.deps.db.selectFrom('charging_sessions').select(['status']).where('charger_id', '=', charger.chargerId).execute();
     expect(ended.map((r) => r.status)).toEqual(['completed']);
+  } finally {
+    await page.close();
+    await cli.close();
+  }
+});
+
+it('D240: keeps the keyboard user\'s place through live redraws, speaks only at a start or stop, and shows one kWh figure', { timeout: 90_000 }, async () => {
+  const user = await aUser(svc.deps, { email: `toetsenbord-${Date.now()}@voorbeeld-laden.nl` });
+  const charger = await anOcppCharger(svc, user, { nickname: 'Laadpaal carport' });
+  const cli = await connectCharger(svc, charger, 'ocpp1.6');
+  const t0 = Date.now() - 7_200_000;
+  // an ended session (so the chart has a month to show) and a running one
+  const first = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'OWNER1', meterStart: 1_000, timestamp: iso(t0) })) as { transactionId: number };
+  await cli.call('StopTransaction', { transactionId: first.transactionId, meterStop: 3_000, timestamp: iso(t0 + 1_800_000) });
+  const t1 = Date.now() - 1_800_000;
+  const running = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'OWNER1', meterStart: 3_000, timestamp: iso(t1) })) as { transactionId: number };
+  await cli.call('MeterValues', meter(running.transactionId, t1 + 300_000, 3_500));
+  const page = await browser.newPage({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 1 });
+  try {
+    await signInByMail(page, user.email, undefined, true); // the sign-in button says it is sending
+    await expect.poll(() => page.evaluate('document.documentElement.dataset.live'), { timeout: 10_000 }).toBe('live');
+    const card = page.locator(`[data-charger-id="${charger.chargerId}"]`);
+    const listed = page.locator('#session-list tr[data-session-id] [data-field="kwh"]');
+    expect(await listed.textContent()).toBe(await card.locator('[data-field="kwh"]').textContent());
+
+    // the status note is not written again at every event; the kWh is not announced; the list follows the card
+    await page.evaluate(`(() => {
+      window.__noteChanges = 0;
+      new MutationObserver((m) => { window.__noteChanges += m.length; }).observe(document.getElementById('live-note'), { childList: true, characterData: true, subtree: true });
+    })()`);
+    await cli.call('MeterValues', meter(running.transactionId, t1 + 600_000, 3_750));
+    await expect.poll(() => card.locator('[data-field="kwh"]').textContent(), { timeout: 10_000 }).toBe('0.750 kWh');
+    await expect.poll(() => listed.textContent(), { timeout: 5_000 }).toBe('0.750 kWh');
+    await cli.call('MeterValues', meter(running.transactionId, t1 + 900_000, 4_000));
+    await expect.poll(() => card.locator('[data-field="kwh"]').textContent(), { timeout: 10_000 }).toBe('1.000 kWh');
+    expect(await listed.textContent()).toBe('1.000 kWh');
+    expect(await page.evaluate('window.__noteChanges')).toBe(0);
+    expect(await page.textContent('#charging-news')).toBe('');
+
+    // the chart's table opened from the keyboard stays open and focused when the session ends and the sections are drawn again
+    await page.focus('#energy-summary');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate("document.getElementById('energy-details').open")).toBe(true);
+    const drawn = () => page.evaluate('document.documentElement.dataset.sessionsDrawn ?? null');
+    const before = await drawn();
+    await cli.call('StopTransaction', { transactionId: running.transactionId, meterStop: 4_000, timestamp: iso(Date.now()) });
+    await expect.poll(() => page.textContent('#charging-news'), { timeout: 10_000 }).toBe('Laadpaal carport stopped charging.');
+    await expect.poll(drawn, { timeout: 10_000 }).not.toBe(before);
+    expect(await page.evaluate('document.activeElement.id')).toBe('energy-summary');
+    expect(await page.evaluate("document.getElementById('energy-details').open")).toBe(true);
+
+    // a session starts: announced once; its stop button focused, then the session ends: the focus goes to the card's heading
+    const third = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'OWNER1', meterStart: 4_000, timestamp: iso(Date.now() - 60_000) })) as { transactionId: number };
+    await expect.poll(() => page.textContent('#charging-news'), { timeout: 10_000 }).toBe('Laadpaal carport is charging now.');
+    await expect.poll(() => card.locator('button.stop').count(), { timeout: 10_000 }).toBe(1);
+    await card.locator('button.stop').focus();
+    await cli.call('StopTransaction', { transactionId: third.transactionId, meterStop: 4_100, timestamp: iso(Date.now()) });
+    await expect.poll(() => card.locator('button.stop').count(), { timeout: 10_000 }).toBe(0);
+    expect(await page.evaluate(`document.activeElement === document.querySelector('[data-charger-id="${charger.chargerId}"] h3')`)).toBe(true);
+    expect(await page.textContent('#charging-news')).toBe('Laadpaal carport stopped charging.');
   } finally {
     await page.close();
     await cli.close();

@@ -165,7 +165,7 @@ describe('the dashboard', () => {
     }
     const { jar } = await signedIn(a.email);
     const body = (await get(jar, '/dashboard?locale=en')).body;
-    expect(body).toContain('<dt>Whole charger</dt><dd><span data-field="station" class="fault">Faulted</span></dd>');
+    expect(body).toContain('<dt>Whole charger</dt><dd><span data-field="station" class="fault">faulted</span></dd>');
     expect(body).not.toContain(`/dashboard/chargers/${faulted.chargerId}/start`);
     expect(body).toContain(`/dashboard/chargers/${fine.chargerId}/start`);
   });
@@ -343,5 +343,130 @@ describe('an account without an IBAN (D115)', () => {
     expect(svc.deps.cipher.decrypt((await svc.deps.db.selectFrom('accounts').select('iban_encrypted').where('id', '=', acc.accountId).executeTakeFirstOrThrow()).iban_encrypted!)).toBe('NL91ABNA0417164300');
     // without the session's CSRF token nothing is stored
     expect((await post(jar, `/dashboard/accounts/${other.accountId}/iban`, { _csrf: 'x', iban: 'NL91ABNA0417164300' })).statusCode).toBe(403);
+  });
+});
+
+describe('D240: the dashboard for screen-reader and keyboard users', () => {
+  it('shows the chargers\' OCPP status words and a refusal in the page\'s language; an unknown word as sent', async () => {
+    const a = await aUser(svc.deps);
+    const ch = await anOcppCharger(svc, a, { nickname: 'Twee stekkers' });
+    await ensureOcppCharger(svc.deps.db, ch.chargerId);
+    const status = { 0: 'Faulted', 1: 'Charging', 2: 'SuspendedEV', 3: 'Occupied', 4: '<i>Nieuw</i>' };
+    await svc.deps.db.updateTable('ocpp_chargers').set({ connector_status: JSON.stringify(status) as never }).where('charger_id', '=', ch.chargerId).execute();
+    const { jar } = await signedIn(a.email);
+    const nl = (await get(jar, '/dashboard?locale=nl')).body;
+    expect(nl).toContain('<dt>Laadpaal als geheel</dt><dd><span data-field="station" class="fault">storing</span></dd>');
+    expect(nl).toContain('<dt>Aansluiting 1</dt><dd>laadt</dd><dt>Aansluiting 2</dt><dd>gepauzeerd door de auto</dd><dt>Aansluiting 3</dt><dd>bezet</dd>');
+    expect(nl).toContain('<dt>Aansluiting 4</dt><dd>&lt;i&gt;Nieuw&lt;/i&gt;</dd>');
+    expect(nl).not.toMatch(/<dd>(Charging|SuspendedEV|Occupied)<\/dd>/);
+    const en = (await get(jar, '/dashboard?locale=en')).body;
+    expect(en).toContain('<dt>Connector 2</dt><dd>paused by the car</dd>');
+    const flash = async (q: string) => /id="flash">([^<]*)</.exec((await get(jar, `/dashboard?${q}`)).body)?.[1];
+    expect(await flash('msg=refused&status=Rejected')).toBe('De laadpaal wees het verzoek af.');
+    expect(await flash('locale=en&msg=refused&status=Rejected')).toBe('The charger rejected the request.');
+    expect(await flash('msg=refused&status=Unavailable')).toBe('De laadpaal weigerde: niet beschikbaar');
+    expect(await flash('msg=refused&status=Weird')).toBe('De laadpaal weigerde: Weird');
+  });
+
+  it('marks the sign-in field of a bad address, keeps the address, announces the error and says so in the title', async () => {
+    for (const [lc, title] of [['nl', 'Fout: Inloggen'], ['en', 'Error: Sign in']] as const) {
+      const jar: Jar = new Map();
+      const page = await get(jar, `/dashboard?locale=${lc}`);
+      expect(page.body).toContain('<input type="email" id="email" name="email" autocomplete="email" required>');
+      const bad = await post(jar, `/dashboard/sign-in?locale=${lc}`, { email: 'jan@"voorbeeld', _csrf: csrfIn(page.body) });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.body).toContain(`<title>${title}</title>`);
+      expect(bad.body).toMatch(/<p class="error" role="alert" id="error">/);
+      expect(bad.body).toContain('<input type="email" id="email" name="email" autocomplete="email" required value="jan@&quot;voorbeeld" aria-invalid="true" aria-describedby="error" autofocus>');
+    }
+    // an expired form is announced too, but is not the field's fault
+    const forged = await post(new Map(), '/dashboard/sign-in?locale=en', { email: 'a@example.nl', _csrf: 'made-up' });
+    expect(forged.body).toContain('<title>Error: Sign in</title>');
+    expect(forged.body).not.toContain('aria-invalid');
+  });
+
+  it('answers a mistyped address under /dashboard with an HTML page in the owner\'s language; JSON everywhere else', async () => {
+    for (const url of ['/dashboard/nope', '/dashboard/sessions/123', '/dashboard/']) {
+      const res = await svc.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['content-type'], url).toMatch(/^text\/html/);
+      expect(res.headers['content-security-policy'], url).toContain("script-src 'self'");
+      expect(res.body, url).toContain('<html lang="nl">');
+      expect(res.body, url).toContain('<title>Pagina niet gevonden</title>');
+      expect(res.body, url).toContain('<a href="/dashboard?locale=nl" id="back">Naar mijn dashboard</a>');
+    }
+    const en = await svc.app.inject({ method: 'GET', url: '/dashboard/nope?locale=en' });
+    expect(en.statusCode).toBe(404);
+    expect(en.body).toContain('<html lang="en">');
+    expect(en.body).toContain('<title>Page not found</title>');
+    expect(en.body).toContain('<a href="/dashboard?locale=en" id="back">To my dashboard</a>');
+    expect(en.body).toContain('href="/dashboard/nope?locale=nl" lang="nl"'); // the switch stays on the address
+    const head = await svc.app.inject({ method: 'HEAD', url: '/dashboard/nope' });
+    expect(head.statusCode).toBe(404);
+    expect(head.headers['content-type']).toMatch(/^text\/html/);
+    // the JSON answer stays for other methods, other paths and the dashboard's JSON route
+    for (const [method, url] of [['POST', '/dashboard/nope'], ['GET', '/nope'], ['GET', '/dashboardx']] as const) {
+      const res = await svc.app.inject({ method, url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json(), `${method} ${url}`).toEqual({ error: 'not_found', detail: `No route ${method} ${url}` });
+    }
+    const stream = await svc.app.inject({ method: 'GET', url: '/dashboard/stream' });
+    expect(stream.statusCode).toBe(401);
+    expect(stream.json().error).toBe('unauthorized');
+    // behind a proxy at a path (D212) the page's links start with it
+    const behind = await createTestService({ clock, db: svc.testDb, env: { PUBLIC_BASE_URL: 'https://example.nl/ere' } });
+    try {
+      const res = await behind.app.inject({ method: 'GET', url: '/dashboard/nope?locale=en' });
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toContain('<a href="/ere/dashboard?locale=en" id="back">');
+      expect(res.body).toContain('href="/ere/dashboard/assets/dashboard.css"');
+      expect(res.body).toContain('href="/ere/dashboard/nope?locale=nl" lang="nl"');
+    } finally {
+      await behind.close();
+    }
+  });
+
+  it('has a skip link, a language switch that keeps the page, the zone once in the table, and one figure for the running session', async () => {
+    const user = await aUser(svc.deps);
+    const charger = await anOcppCharger(svc, user, { nickname: 'Oprit S' });
+    const row = (i: number, ended: boolean) => ({
+      charger_id: charger.chargerId,
+      transaction_id: `d240-${i}-${Date.now()}`,
+      id_tag: null,
+      started_at: new Date(clock().getTime() - (i + 1) * 86_400_000),
+      ended_at: ended ? new Date(clock().getTime() - (i + 1) * 86_400_000 + 3_600_000) : null,
+      meter_start_wh: '0',
+      meter_stop_wh: ended ? '1000' : null,
+      last_meter_wh: ended ? null : '1234',
+      last_reading_at: ended ? null : new Date(clock().getTime() - 60_000),
+      energy_wh: ended ? '1000' : '1234',
+      status: ended ? ('completed' as const) : ('active' as const),
+      stop_reason: null,
+    });
+    await svc.deps.db.insertInto('charging_sessions').values([row(0, false), ...Array.from({ length: 21 }, (_, i) => row(i + 1, true))]).execute();
+    const { jar } = await signedIn(user.email);
+    const body = (await get(jar, '/dashboard?locale=en')).body;
+    // the skip link comes first and leads past the header to the content
+    expect(body).toMatch(/<main>\s*<a class="skip" href="#content">Skip to content<\/a>\s*<a class="lang" href="\/dashboard\?locale=nl" lang="nl">/);
+    expect(body).toContain('<div id="content" tabindex="-1">');
+    expect((await get(jar, '/dashboard')).body).toContain('<a class="skip" href="#content">Naar de inhoud</a>');
+    // page 2's language switch stays on page 2
+    expect((await get(jar, '/dashboard?locale=en&page=2')).body).toContain('<a class="lang" href="/dashboard?page=2&amp;locale=nl" lang="nl">');
+    // the zone once, in the caption; not in the rows
+    expect(body).toContain('<caption class="meta">Times in Dutch time (Europe/Amsterdam).</caption>');
+    const table = /<table id="sessions">[\s\S]*?<\/table>/.exec(body)![0];
+    expect(table.match(/Europe\/Amsterdam/g)).toHaveLength(1);
+    // the running session: the card's figure (to the Wh) in the list too, in a cell the script keeps in step
+    const card = /data-field="kwh" class="kwh">([^<]+)</.exec(body)![1];
+    const listed = /<tr data-session-id="[^"]+">[\s\S]*?<span data-field="kwh">([^<]+)<\/span>/.exec(body)?.[1];
+    expect(listed).toBe(card);
+  });
+
+  it('keeps the sign-in link\'s page when the language is switched', async () => {
+    const user = await aUser(svc.deps);
+    const jar: Jar = new Map();
+    const token = await askLink(jar, user.email);
+    const confirm = await get(jar, `/dashboard/sign-in/${token}?locale=nl`);
+    expect(confirm.body).toContain(`<a class="lang" href="/dashboard/sign-in/${token}?locale=en" lang="en">English</a>`);
   });
 });

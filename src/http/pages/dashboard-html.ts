@@ -10,7 +10,7 @@ import { humanAmsterdam } from '../../lib/amsterdam-time.ts';
 import type { OperatorIdentity } from '../../lib/operator.ts';
 import { esc, pageHtml, type PageLocale } from './page-kit.ts';
 import { dashboardChart } from './dashboard-chart.ts';
-import { T } from './dashboard-text.ts';
+import { statusWord, T } from './dashboard-text.ts';
 import type { AccountWithoutIban } from '../../domain/accounts/payout-iban.ts';
 
 /**
@@ -31,24 +31,44 @@ const kwh3 = (lc: PageLocale, v: number) => `${new Intl.NumberFormat(lc === 'nl'
 const num = (lc: PageLocale, v: number, d = 2) => new Intl.NumberFormat(lc === 'nl' ? 'nl-NL' : 'en-GB', { minimumFractionDigits: d, maximumFractionDigits: d }).format(v);
 const when = (lc: PageLocale, iso: string | Date | null) => (iso === null ? '—' : humanAmsterdam(typeof iso === 'string' ? new Date(iso) : iso, lc));
 
-/** The frame of every dashboard page: language switch, stylesheet and script files, the operator's footer. */
-export function dashboardFrame(lc: PageLocale, title: string, body: string, site: Site): string {
+/** D240: the sessions' times without the zone: the session table names it once, in its caption. */
+const whenInTable = (lc: PageLocale, iso: string) => when(lc, iso).replace(/ \(CES?T, Europe\/Amsterdam\)$/, '');
+
+/**
+ * The frame of every dashboard page: language switch, stylesheet and script files, the operator's footer. D240: the
+ * switch stays on the page (`here`: the page's address without its locale, a sign-in link or page 2 of the sessions)
+ * rather than going to the dashboard's first page; `skip` puts a skip link first (the dashboard's long page).
+ */
+export function dashboardFrame(lc: PageLocale, title: string, body: string, site: Site, opts: { here?: string; skip?: boolean } = {}): string {
   const other: PageLocale = lc === 'nl' ? 'en' : 'nl';
-  const switcher = `<a class="lang" href="${esc(site.base)}/dashboard?locale=${other}" lang="${other}">${T[other].langName}</a>`;
-  return pageHtml(lc, title, `${switcher}\n${body}`, site.op, head(site.base));
+  const here = opts.here ?? `${site.base}/dashboard`;
+  const switcher = `<a class="lang" href="${esc(`${here}${here.includes('?') ? '&' : '?'}locale=${other}`)}" lang="${other}">${T[other].langName}</a>`;
+  const skip = opts.skip ? `<a class="skip" href="#content">${esc(T[lc].skipLink)}</a>\n` : '';
+  return pageHtml(lc, title, `${skip}${switcher}\n${body}`, site.op, head(site.base));
 }
 
-export function signInPage(lc: PageLocale, csrf: string, site: Site, state: { sent?: boolean; sandboxLink?: string | null; error?: string } = {}): string {
+/**
+ * The sign-in form. D240: an error makes the title say so and is announced (role="alert"); an error about the address
+ * (`badEmail`) marks the field invalid, ties the message to it, keeps what was typed and puts the focus there.
+ */
+export function signInPage(
+  lc: PageLocale,
+  csrf: string,
+  site: Site,
+  state: { sent?: boolean; sandboxLink?: string | null; error?: string; badEmail?: string } = {},
+): string {
   const t = T[lc];
   const sent = state.sent
     ? `<p class="flash" id="link-sent">${esc(t.linkSent)}</p>${state.sandboxLink ? `<p class="meta">${esc(t.sandboxLink)} <a id="sandbox-link" href="${esc(state.sandboxLink)}">${esc(t.openLink)}</a></p>` : ''}`
     : '';
-  const error = state.error ? `<p class="error" id="error">${esc(state.error)}</p>` : '';
+  const error = state.error ? `<p class="error" role="alert" id="error">${esc(state.error)}</p>` : '';
+  const bad = state.badEmail !== undefined;
+  const input = `<input type="email" id="email" name="email" autocomplete="email" required${bad ? ` value="${esc(state.badEmail!)}" aria-invalid="true" aria-describedby="error" autofocus` : ''}>`;
   return dashboardFrame(
     lc,
-    t.signInTitle,
+    state.error ? t.errorTitle(t.signInTitle) : t.signInTitle,
     `<h1>${esc(t.signInTitle)}</h1><p>${esc(t.signInIntro)}</p>${sent}${error}
-${form(`${site.base}/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">${esc(t.email)}</label><input type="email" id="email" name="email" autocomplete="email" required><button type="submit" id="send-link">${esc(t.sendLink)}</button>`)}`,
+${form(`${site.base}/dashboard/sign-in?locale=${lc}`, csrf, `<label for="email">${esc(t.email)}</label>${input}<button type="submit" id="send-link">${esc(t.sendLink)}</button>`)}`,
     site,
   );
 }
@@ -62,7 +82,8 @@ export function confirmSignInPage(lc: PageLocale, token: string, csrf: string, s
   const body = address
     ? `<h1>${esc(t.confirmTitle)}</h1><p>${esc(t.confirmIntro)}</p><p id="sign-in-as">${esc(t.confirmAs)} <strong>${esc(address)}</strong></p><p class="meta">${esc(t.confirmNotYou)}</p>${form(`${site.base}/dashboard/sign-in/${encodeURIComponent(token)}?locale=${lc}`, csrf, `<button type="submit" id="confirm-sign-in">${esc(t.confirmButton)}</button>`)}`
     : `<h1>${esc(t.linkGoneTitle)}</h1><p class="error" id="link-gone">${esc(t.linkGone)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}">${esc(t.askNewLink)}</a></p>`;
-  return dashboardFrame(lc, address ? t.confirmTitle : t.linkGoneTitle, body, site);
+  // D240: the language switch opens the same link in the other language (the owner keeps the link's page)
+  return dashboardFrame(lc, address ? t.confirmTitle : t.linkGoneTitle, body, site, { here: `${site.base}/dashboard/sign-in/${encodeURIComponent(token)}` });
 }
 
 export interface DashboardData {
@@ -84,14 +105,18 @@ export interface DashboardData {
   withoutIban: AccountWithoutIban[];
   /** how often the live stream sends its `alive` event (STREAM_KEEPALIVE_SECONDS): the page's watchdog (D109) */
   aliveSeconds: number;
+  /** per running session id, its connector: the stop button of a charger with several names it (D240) */
+  sessionConnectors?: Map<string, number>;
 }
 
-function chargerCard(lc: PageLocale, base: string, c: ChargerItem, connectors: ConnectorView[], csrf: string, station: string | undefined): string {
+function chargerCard(lc: PageLocale, base: string, c: ChargerItem, connectors: ConnectorView[], csrf: string, station: string | undefined, sessionConnector: number | undefined): string {
   const t = T[lc];
   const s = c.current_session;
   // the script (dashboard-assets.ts) keeps these in step with the stream: a stop form while a session runs, a start
   // per connector while the charger is online (hidden on a one-connector charger that is charging)
-  const stop = s ? form(`${base}/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(t.stop)}</button>`, undefined, 'stop') : '';
+  // D240: on a charger with several connectors the stop button says which one, as the start buttons do
+  const stopText = connectors.length > 1 && sessionConnector !== undefined ? t.stopOn(sessionConnector) : t.stop;
+  const stop = s ? form(`${base}/dashboard/sessions/${s.id}/stop?locale=${lc}`, csrf, `<button type="submit" class="stop">${esc(stopText)}</button>`, undefined, 'stop') : '';
   const startHidden = c.status !== 'online' || (s !== undefined && connectors.length === 1);
   // D137: a whole charger that is Faulted or Unavailable starts nothing on any connector
   const down = station !== undefined && STATION_DOWN.has(station);
@@ -109,11 +134,14 @@ function chargerCard(lc: PageLocale, base: string, c: ChargerItem, connectors: C
     )
     .join('');
   const known = connectors.filter((k) => k.status !== null);
+  // D240: the OCPP status words in the page's language (an unknown word as the charger sent it)
   const plugs =
-    (station !== undefined ? `<dt>${esc(t.station)}</dt><dd><span data-field="station"${down ? ' class="fault"' : ''}>${esc(station)}</span></dd>` : '') +
-    known.map((k) => `<dt>${esc(t.connector)} ${k.id}</dt><dd>${esc(k.status!)}</dd>`).join('');
-  return `<article class="card" data-charger-id="${esc(c.id)}" data-connectors="${connectors.length}">
-<h3>${esc(c.nickname)}</h3>
+    (station !== undefined ? `<dt>${esc(t.station)}</dt><dd><span data-field="station"${down ? ' class="fault"' : ''}>${esc(statusWord(lc, station))}</span></dd>` : '') +
+    known.map((k) => `<dt>${esc(t.connector)} ${k.id}</dt><dd>${esc(statusWord(lc, k.status!))}</dd>`).join('');
+  // D240: the heading takes the focus (tabindex -1) when the focused stop form goes with its ended session;
+  // data-charging is where the script starts from when it announces a start or stop of charging
+  return `<article class="card" data-charger-id="${esc(c.id)}" data-connectors="${connectors.length}" data-charging="${c.is_charging ? '1' : '0'}">
+<h3 tabindex="-1">${esc(c.nickname)}</h3>
 <dl>
 <dt>${esc(t.status)}</dt><dd><span data-field="status" class="${c.status}">${esc(t[c.status])}</span> · <span data-field="charging">${esc(c.is_charging ? t.charging : t.idle)}</span></dd>
 <dt>${esc(t.kwhSoFar)}</dt><dd><span data-field="kwh" class="kwh">${s ? kwh3(lc, s.wh_so_far / 1000) : '—'}</span></dd>
@@ -124,19 +152,27 @@ ${plugs}<dt>${esc(t.mid)}</dt><dd>${esc(c.mid_certified ? t.yes : t.no)}</dd>
 </article>`;
 }
 
-function sessionsTable(lc: PageLocale, base: string, sessions: SessionItem[], at: DashboardData['sessionsPage']): string {
+function sessionsTable(lc: PageLocale, base: string, sessions: SessionItem[], at: DashboardData['sessionsPage'], chargers: ChargerItem[]): string {
   const t = T[lc];
-  const link = (page: number, text: string, rel: string) => `<a href="${esc(base)}/dashboard?locale=${lc}&amp;page=${page}#session-list" rel="${rel}">${esc(text)}</a>`;
+  // ids, so the live redraw puts the focus back on the link that had it (D240)
+  const link = (page: number, text: string, rel: string) => `<a id="sessions-${rel}" href="${esc(base)}/dashboard?locale=${lc}&amp;page=${page}#session-list" rel="${rel}">${esc(text)}</a>`;
   const pages = [at.page > 1 ? link(at.page - 1, t.newerSessions, 'prev') : '', at.older ? link(at.page + 1, t.olderSessions, 'next') : ''].filter(Boolean);
   const nav = pages.length ? `<nav class="pages" aria-label="${esc(t.sessionsTitle)}">${pages.join(' · ')}${at.page > 1 ? ` <span class="meta">(${esc(t.page)} ${at.page})</span>` : ''}</nav>` : '';
   if (sessions.length === 0) return `<p>${esc(t.noSessions)}</p>${nav}`;
+  // D240: a running session shows the charger card's figure (to the Wh) and the script keeps it in step with the card,
+  // so the page never shows two figures for one session; the zone is named once, in the caption
+  const live = new Map(chargers.flatMap((c) => (c.current_session ? [[c.current_session.id, c.current_session.wh_so_far] as const] : [])));
+  const kwhOf = (s: SessionItem) => {
+    const wh = s.ended_at === null ? live.get(s.id) : undefined;
+    return wh === undefined ? `${num(lc, s.kwh)} kWh` : `<span data-field="kwh">${kwh3(lc, wh / 1000)}</span>`;
+  };
   const rows = sessions
     .map(
       (s) =>
-        `<tr><td>${esc(when(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${when(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${num(lc, s.kwh)} kWh<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
+        `<tr${s.ended_at === null ? ` data-session-id="${esc(s.id)}"` : ''}><td>${esc(whenInTable(lc, s.started_at))}<br><span class="meta">${esc(s.charger_nickname)} · ${esc(s.ended_at ? `${t.ended} ${whenInTable(lc, s.ended_at)}` : t.running)}</span></td><td class="n">${kwhOf(s)}<br><span class="meta">${esc(s.counts_for_ere ? t.countsForEre : t.notForEre)}</span></td></tr>`,
     )
     .join('');
-  return `<div class="scroll"><table id="sessions"><thead><tr><th>${esc(t.started)}</th><th class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>${nav}`;
+  return `<div class="scroll"><table id="sessions"><caption class="meta">${esc(t.timesIn)}</caption><thead><tr><th scope="col">${esc(t.started)}</th><th scope="col" class="n">kWh</th></tr></thead><tbody>${rows}</tbody></table></div>${nav}`;
 }
 
 function tokensSection(lc: PageLocale, base: string, tokens: PersonalTokenView[], csrf: string): string {
@@ -181,7 +217,7 @@ function payoutSection(lc: PageLocale, base: string, accounts: AccountWithoutIba
 function ereSection(lc: PageLocale, ere: ErePosition): string {
   const t = T[lc];
   const row = (label: string, value: string, id: string) => `<dt>${esc(label)}</dt><dd id="${id}">${esc(value)}</dd>`;
-  return `<section id="ere"><h2>${esc(t.ereTitle)} ${ere.compliance_year}</h2><dl>
+  return `<section id="ere"><h2 tabindex="-1">${esc(t.ereTitle)} ${ere.compliance_year}</h2><dl>
 ${row(t.ereAllocatable, `${num(lc, ere.allocatable_ere)} ERE (${num(lc, ere.allocatable_kwh)} kWh)`, 'ere-allocatable')}
 ${row(t.erePending, `${num(lc, ere.pending_ere)} ERE (${num(lc, ere.pending_kwh)} kWh)`, 'ere-pending')}
 ${row(t.erePaid, `${num(lc, ere.paid.ere)} ERE · € ${num(lc, ere.paid.net_eur)}`, 'ere-paid')}
@@ -194,19 +230,30 @@ export function dashboardPage(lc: PageLocale, d: DashboardData, site: Site): str
   const t = T[lc];
   const { base } = site;
   const flash = d.flash ? `<p class="flash${d.flash.bad ? ' bad' : ''}" id="flash">${esc(d.flash.text)}</p>` : '';
-  const chargers = d.chargers.length ? d.chargers.map((c) => chargerCard(lc, base, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf, d.stations?.get(c.id))).join('\n') : `<p>${esc(t.noChargers)}</p>`;
+  const chargers = d.chargers.length
+    ? d.chargers
+        .map((c) => chargerCard(lc, base, c, d.connectors.get(c.id) ?? [{ id: 1, status: null }], d.csrf, d.stations?.get(c.id), c.current_session ? d.sessionConnectors?.get(c.current_session.id) : undefined))
+        .join('\n')
+    : `<p>${esc(t.noChargers)}</p>`;
+  // D240: a skip link past the language switch and the header to the content (#content); the section headings take the
+  // focus when the live redraw removes the element that had it; #charging-news is the one polite live region, written
+  // by the script only when a charger starts or stops charging; the language switch keeps the page of the list
+  const here = d.sessionsPage.page > 1 ? `${base}/dashboard?page=${d.sessionsPage.page}` : `${base}/dashboard`;
   return dashboardFrame(
     lc,
     t.title,
     `<header><h1>${esc(t.title)}</h1><span class="meta">${esc(t.signedInAs)} <span id="user-email">${esc(d.email)}</span> ${form(`${base}/dashboard/sign-out?locale=${lc}`, d.csrf, `<button type="submit" id="sign-out">${esc(t.signOut)}</button>`)}</span></header>
+<div id="content" tabindex="-1">
 ${flash}
 ${payoutSection(lc, base, d.withoutIban, d.csrf, d.email)}
-<section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta" id="live-note" role="status" data-alive-seconds="${d.aliveSeconds}" data-stale-text="${esc(t.staleNote)}">${esc(t.liveNote)}</p>${chargers}</section>
-<section id="energy"><h2>${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
+<section id="chargers"><h2>${esc(t.chargersTitle)}</h2><p class="meta" id="live-note" role="status" data-alive-seconds="${d.aliveSeconds}" data-stale-text="${esc(t.staleNote)}">${esc(t.liveNote)}</p><p class="sr-only" id="charging-news" aria-live="polite"></p>${chargers}</section>
+<section id="energy"><h2 tabindex="-1">${esc(t.energyTitle)}</h2>${dashboardChart(lc, d.energy)}</section>
 ${ereSection(lc, d.ere)}
-<section id="session-list"><h2>${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, base, d.sessions, d.sessionsPage)}</section>
-${tokensSection(lc, base, d.tokens, d.csrf)}`,
+<section id="session-list"><h2 tabindex="-1">${esc(t.sessionsTitle)}</h2>${sessionsTable(lc, base, d.sessions, d.sessionsPage, d.chargers)}</section>
+${tokensSection(lc, base, d.tokens, d.csrf)}
+</div>`,
     site,
+    { here, skip: true },
   );
 }
 
@@ -217,5 +264,20 @@ export function tokenCreatedPage(lc: PageLocale, token: string, name: string, si
     t.tokenCreatedTitle,
     `<h1>${esc(t.tokenCreatedTitle)}</h1><p>${esc(t.tokenCreatedIntro)}</p><p><strong>${esc(name)}</strong></p><p class="secret" id="new-token">${esc(token)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}" id="back">${esc(t.back)}</a></p>`,
     site,
+  );
+}
+
+/**
+ * D240: the page of a mistyped address under /dashboard (GET or HEAD), in the owner's language with a way back;
+ * `path` is the address asked (its path, without the query), so the language switch stays on it.
+ */
+export function dashboardNotFoundPage(lc: PageLocale, site: Site, path: string): string {
+  const t = T[lc];
+  return dashboardFrame(
+    lc,
+    t.notFoundTitle,
+    `<h1>${esc(t.notFoundTitle)}</h1><p id="not-found">${esc(t.notFound)}</p><p><a href="${esc(site.base)}/dashboard?locale=${lc}" id="back">${esc(t.toDashboard)}</a></p>`,
+    site,
+    { here: `${site.base}${path}` },
   );
 }

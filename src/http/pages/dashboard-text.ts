@@ -87,6 +87,21 @@ export const T = {
     refused_msg: 'De laadpaal weigerde: ',
     failed_msg: 'Dat lukte niet: ',
     failed_plain: 'Dat lukte niet.',
+    // D240: words for screen-reader and keyboard users
+    skipLink: 'Naar de inhoud',
+    errorTitle: (title: string) => `Fout: ${title}`,
+    sending: 'Bezig met versturen…',
+    stopOn: (connector: number) => `Stop laden · Aansluiting ${connector}`,
+    startedCharging: (name: string) => `${name} laadt nu.`,
+    stoppedCharging: (name: string) => `${name} is gestopt met laden.`,
+    timesIn: 'Tijden in Nederlandse tijd (Europe/Amsterdam).',
+    chartLabel: (figures: string) => `Staafdiagram van de kWh per maand: ${figures}. Dezelfde cijfers staan in de tabel eronder.`,
+    chartTable: 'Tabel met kWh per maand',
+    month: 'Maand',
+    rejected: 'De laadpaal wees het verzoek af.',
+    notFoundTitle: 'Pagina niet gevonden',
+    notFound: 'Deze pagina bestaat niet. Misschien is het adres verkeerd getypt.',
+    toDashboard: 'Naar mijn dashboard',
   },
   en: {
     langName: 'English',
@@ -175,6 +190,21 @@ export const T = {
     refused_msg: 'The charger refused: ',
     failed_msg: 'That did not work: ',
     failed_plain: 'That did not work.',
+    // D240: words for screen-reader and keyboard users
+    skipLink: 'Skip to content',
+    errorTitle: (title: string) => `Error: ${title}`,
+    sending: 'Sending…',
+    stopOn: (connector: number) => `Stop charging · Connector ${connector}`,
+    startedCharging: (name: string) => `${name} is charging now.`,
+    stoppedCharging: (name: string) => `${name} stopped charging.`,
+    timesIn: 'Times in Dutch time (Europe/Amsterdam).',
+    chartLabel: (figures: string) => `Bar chart of the kWh per month: ${figures}. The table below gives the same figures.`,
+    chartTable: 'Table of kWh per month',
+    month: 'Month',
+    rejected: 'The charger rejected the request.',
+    notFoundTitle: 'Page not found',
+    notFound: 'This page does not exist. Perhaps the address was mistyped.',
+    toDashboard: 'To my dashboard',
   },
 } as const;
 
@@ -215,3 +245,39 @@ export const REASONS: Record<'nl' | 'en', Record<string, string>> = {
     account_not_found: 'this account is not yours.',
   },
 };
+
+/**
+ * D240: the OCPP status words a charger sends (1.6 ChargePointStatus, 2.0.1 ConnectorStatusEnumType), as the page's
+ * language says them; statusWord gives a word no list knows as the charger sent it (the page escapes it).
+ */
+export const STATUS_WORDS: Record<'nl' | 'en', Record<string, string>> = {
+  nl: {
+    Available: 'beschikbaar',
+    Preparing: 'wordt voorbereid',
+    Charging: 'laadt',
+    SuspendedEV: 'gepauzeerd door de auto',
+    SuspendedEVSE: 'gepauzeerd door de laadpaal',
+    Finishing: 'rondt af',
+    Reserved: 'gereserveerd',
+    Unavailable: 'niet beschikbaar',
+    Faulted: 'storing',
+    Occupied: 'bezet',
+  },
+  en: {
+    Available: 'available',
+    Preparing: 'preparing',
+    Charging: 'charging',
+    SuspendedEV: 'paused by the car',
+    SuspendedEVSE: 'paused by the charger',
+    Finishing: 'finishing',
+    Reserved: 'reserved',
+    Unavailable: 'unavailable',
+    Faulted: 'faulted',
+    Occupied: 'occupied',
+  },
+};
+
+export const statusWord = (lc: 'nl' | 'en', word: string): string => (Object.hasOwn(STATUS_WORDS[lc], word) ? STATUS_WORDS[lc][word]! : word);
+
+/** D240: the flash line of a charger's refusal: Rejected in the page's words, another status word translated or as sent. */
+export const refusedText = (lc: 'nl' | 'en', status: string): string => (status === 'Rejected' ? T[lc].rejected : `${T[lc].refused_msg}${statusWord(lc, status)}`);

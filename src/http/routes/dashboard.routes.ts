@@ -5,7 +5,7 @@
 // (charger-stream.routes.ts), the same stream as the Personal API's.
 import cookie from '@fastify/cookie';
 import crypto from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { listChargerItems, listSessionItems } from '../../domain/charging/personal-views.ts';
@@ -20,8 +20,8 @@ import { localParts } from '../../lib/amsterdam-time.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
-import { confirmSignInPage, dashboardPage, signInPage, tokenCreatedPage, type Site } from '../pages/dashboard-html.ts';
-import { REASONS, T } from '../pages/dashboard-text.ts';
+import { confirmSignInPage, dashboardNotFoundPage, dashboardPage, signInPage, tokenCreatedPage, type Site } from '../pages/dashboard-html.ts';
+import { REASONS, refusedText, T } from '../pages/dashboard-text.ts';
 import { basePathOf, type PageLocale } from '../pages/page-kit.ts';
 import { sendHtml } from '../pages/send-page.ts';
 import { FORM_MEDIA_TYPE, type RouteRegistrar } from '../types.ts';
@@ -94,7 +94,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
   const flashOf = (lc: PageLocale, q: Query): { text: string; bad: boolean } | undefined => {
     const t = T[lc];
     if (q.msg === 'started' || q.msg === 'stopped' || q.msg === 'revoked' || q.msg === 'iban_saved') return { text: t[`${q.msg}_msg`], bad: false };
-    if (q.msg === 'refused') return { text: `${t.refused_msg}${/^[A-Za-z]{1,30}$/.test(q.status ?? '') ? q.status : '?'}`, bad: true };
+    // D240: the charger's status word in the page's language (Rejected: "De laadpaal wees het verzoek af.")
+    if (q.msg === 'refused') return { text: /^[A-Za-z]{1,30}$/.test(q.status ?? '') ? refusedText(lc, q.status!) : `${t.refused_msg}?`, bad: true };
     if (q.msg === 'failed') {
       const why = q.why && Object.hasOwn(REASONS[lc], q.why) ? REASONS[lc][q.why] : undefined;
       return { text: why ? `${t.failed_msg}${why}` : t.failed_plain, bad: true };
@@ -156,7 +157,18 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const connectors = await connectorsOf(deps, chargers.map((c) => c.id), stations);
     const list = sessions.sessions;
     const page = { page: sessionsPage, older: list.length > SESSIONS_PER_PAGE };
-    return send(reply, 200, dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, stations, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS }, site));
+    // D240: the connector of each running session, so a charger with several names it on its stop button
+    const running = chargers.flatMap((c) => (c.current_session ? [c.current_session.id] : []));
+    const sessionConnectors = new Map(
+      running.length === 0
+        ? []
+        : (await deps.db.selectFrom('charging_sessions').select(['id', 'connector_id']).where('id', 'in', running).execute()).map((r) => [r.id, r.connector_id] as const),
+    );
+    return send(
+      reply,
+      200,
+      dashboardPage(lc, { email: s.email, csrf: s.csrf, chargers, connectors, stations, sessions: list.slice(0, SESSIONS_PER_PAGE), sessionsPage: page, energy, ere, tokens, flash, withoutIban, aliveSeconds: deps.config.STREAM_KEEPALIVE_SECONDS, sessionConnectors }, site),
+    );
   });
 
   // the live part of the page: the Personal API's stream of this user's chargers, opened with the session cookie
@@ -176,7 +188,8 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     const csrf = preCsrf(req, reply);
     if (!csrfMatches(csrf, field(req.body, '_csrf'))) return send(reply, 403, signInPage(lc, csrf, site, { error: T[lc].csrfFailed }));
     const email = field(req.body, 'email') ?? '';
-    if (!validEmail(email)) return send(reply, 400, signInPage(lc, csrf, site, { error: T[lc].badEmail }));
+    // D240: the field marked and the typed address kept (cut to the length an address can have)
+    if (!validEmail(email)) return send(reply, 400, signInPage(lc, csrf, site, { error: T[lc].badEmail, badEmail: email.slice(0, 320) }));
     // the same answer whether or not the address is a user's; the sandbox shows the link itself. On production the
     // answer does not wait for the link to be made, so its timing does not tell either.
     if (deps.config.APP_ENV !== 'sandbox') {
@@ -286,3 +299,21 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     }
   });
 };
+
+/**
+ * D240: the not-found answer of a GET or HEAD under /dashboard (a mistyped or guessed address): an HTML page in the
+ * owner's language (`?locale=`, as every dashboard page) with a link back, under the service's base path (D212).
+ * Null for any other request, which keeps the JSON not-found answer. Every JSON route under /dashboard (the stream) is
+ * a route, so never reaches this.
+ */
+export function dashboardNotFound(deps: Deps): (req: FastifyRequest, reply: FastifyReply) => FastifyReply | null {
+  const base = basePathOf(deps.config.PUBLIC_BASE_URL);
+  const site: Site = { op: operatorOf(deps.config), base };
+  return (req, reply) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return null;
+    const path = req.url.split('?')[0]!;
+    if (path !== '/dashboard' && !path.startsWith('/dashboard/')) return null;
+    const locale = new URLSearchParams(req.url.slice(path.length + 1)).get('locale');
+    return send(reply, 404, dashboardNotFoundPage(locale === 'en' ? 'en' : 'nl', site, path));
+  };
+}
