@@ -114,6 +114,38 @@ describe('/docs in chromium', () => {
     expect(((await upload.json()) as { added: number }).added).toBe(2);
   });
 
+  it('D241: the sidebar\'s method badges read at 4.5:1, and on a 375 px phone no code block runs past the right edge', async () => {
+    /** relative luminance of [r, g, b] in sRGB 0–255 */
+    const luminance = (rgb: number[]) => {
+      const [r, g, b] = rgb.map((v) => v / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+    };
+    await page.keyboard.press('Escape');
+    await page.goto(`${svc.url}/docs/`);
+    expect(await page.evaluate('document.documentElement.lang')).toBe('en');
+    await page.locator('.sidebar-heading-type--get').first().waitFor();
+    // each method badge's colour as sRGB pixels (the reference gives some in display-p3): painted on a canvas, read back
+    const colours = (await page.evaluate(`['get', 'post', 'put', 'patch', 'delete'].flatMap((m) => {
+      const e = document.querySelector('.sidebar-heading-type--' + m);
+      if (!e) return [];
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.fillStyle = getComputedStyle(e).color;
+      ctx.fillRect(0, 0, 1, 1);
+      return [[m, [...ctx.getImageData(0, 0, 1, 1).data.slice(0, 3)]]];
+    })`)) as Array<[string, number[]]>;
+    expect(colours.map(([m]) => m)).toEqual(expect.arrayContaining(['get', 'post']));
+    for (const [method, colour] of colours) expect((1.05 / (luminance(colour) + 0.05)) >= 4.5, `${method} rgb(${colour.join()}) on white`).toBe(true);
+
+    const phone = await browser.newPage({ viewport: { width: 375, height: 667 } });
+    await phone.goto(`${svc.url}/docs/`);
+    await phone.locator('pre code').first().waitFor();
+    const past = await phone.evaluate(
+      `[...document.querySelectorAll('pre, pre code')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map((e) => e.outerHTML.slice(0, 80))`,
+    );
+    expect(past).toEqual([]);
+    await phone.close();
+  });
+
   it('loaded nothing from another host', () => {
     expect(external).toEqual([]);
   });

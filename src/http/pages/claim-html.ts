@@ -51,6 +51,7 @@ const T = {
     unsubTitle: 'Afmelden', unsubBody: (e: string) => `Geen e-mails meer van ons sturen naar ${e}?`, unsubButton: 'Afmelden',
     unsubDone: 'U bent afgemeld. U ontvangt geen e-mails meer van ons.',
     other: 'English',
+    errorTitle: (title: string) => `Fout: ${title}`,
   },
   en: {
     title: 'Confirm your registration',
@@ -94,12 +95,16 @@ const T = {
     unsubTitle: 'Unsubscribe', unsubBody: (e: string) => `Stop sending e-mail to ${e}?`, unsubButton: 'Unsubscribe',
     unsubDone: 'You have been unsubscribed. You will not receive e-mail from us again.',
     other: 'Nederlands',
+    errorTitle: (title: string) => `Error: ${title}`,
   },
 };
 
-function layout(lc: Locale, title: string, body: string, op: OperatorIdentity, otherHref?: string): string {
-  const switcher = otherHref ? `<p class="lang"><a href="${esc(otherHref)}" hreflang="${lc === 'nl' ? 'en' : 'nl'}">${T[lc].other}</a></p>` : '';
-  return pageHtml(lc, title, `${switcher}<h1>${esc(title)}</h1>${body}`, op);
+/** `docTitle`: the page's <title> when it is not the heading (D241: "Fout: …" on a form with an error) */
+function layout(lc: Locale, title: string, body: string, op: OperatorIdentity, otherHref?: string, docTitle = title): string {
+  // D241: the link to the other language is read in that language (lang), besides saying where it leads (hreflang)
+  const other = lc === 'nl' ? 'en' : 'nl';
+  const switcher = otherHref ? `<p class="lang"><a href="${esc(otherHref)}" lang="${other}" hreflang="${other}">${T[lc].other}</a></p>` : '';
+  return pageHtml(lc, docTitle, `${switcher}<h1>${esc(title)}</h1>${body}`, op);
 }
 
 /** issue 14 item 5: the next step, told as it is. */
@@ -146,10 +151,37 @@ export interface FormState {
   eanLabels?: Record<string, string>;
   /** D129: the confirmation code of an existing user's e-mailed link, sent back with the form */
   confirm?: string;
+  /** D241: the EAN the customer typed or picked, shown again with the error (the IBAN never is) */
+  ean?: string;
 }
 
-const input = (id: string, label: string, value: string, attrs: string) =>
-  `<label for="${id}">${label}</label><input id="${id}" name="${id}" value="${esc(value)}" ${attrs}>`;
+/** D241: the form fields an error code is about (the address: the ones left empty); none for the others */
+const EAN_CODES = new Set(['invalid_ean', 'ean_required', 'ean_choose', 'ean_in_use', 'ean_address_mismatch', 'ean_not_dutch']);
+function fieldsInError(s: FormState, cityShown: string): Set<string> {
+  switch (s.errorCode) {
+    case undefined:
+      return new Set();
+    case 'invalid_iban':
+      return new Set(['iban']);
+    case 'invalid_postal_code':
+      return new Set(['postal_code']);
+    case 'invalid_house_number':
+      return new Set(['house_number']);
+    case 'address_required': {
+      const values: Record<string, string | undefined> = { postal_code: s.postal_code, house_number: s.house_number, street: s.street, city: cityShown };
+      return new Set(Object.keys(values).filter((k) => !values[k]?.trim()));
+    }
+    default:
+      return EAN_CODES.has(s.errorCode) ? new Set(['ean']) : new Set();
+  }
+}
+
+/** D241: a field in error is marked (aria-invalid) and described by the error message (#error) before its own hint */
+const input = (id: string, label: string, value: string, attrs: string, errors: Set<string>, hint?: string) => {
+  const describedBy = [errors.has(id) ? 'error' : null, hint ?? null].filter(Boolean).join(' ');
+  const aria = `${errors.has(id) ? ' aria-invalid="true"' : ''}${describedBy ? ` aria-describedby="${describedBy}"` : ''}`;
+  return `<label for="${id}">${label}</label><input id="${id}" name="${id}" value="${esc(value)}" ${attrs}${aria}>`;
+};
 
 export function claimFormPage(d: Draft, s: FormState): string {
   const t = T[s.locale];
@@ -161,31 +193,35 @@ export function claimFormPage(d: Draft, s: FormState): string {
 ${row(t.company, d.company_name, 'draft-company')}${row(t.kvk, d.kvk, 'draft-kvk')}${row(t.btw, d.btw, 'draft-btw')}
 ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${d.charger_id ? row(t.charger, t.chargerYes, 'draft-charger') : ''}</dl>`;
 
+  const city = s.city ?? d.city ?? '';
+  const errors = fieldsInError(s, city);
   let fields = '';
   if (!address) {
     fields += `<p id="ask-address">${t.askAddress}</p>`;
-    fields += input('postal_code', t.postalCode, s.postal_code ?? '', 'autocomplete="postal-code" maxlength="7" required');
-    fields += input('house_number', t.houseNumber, s.house_number ?? '', 'maxlength="12" required');
-    fields += input('house_number_addition', t.addition, s.house_number_addition ?? '', 'maxlength="6"');
+    fields += input('postal_code', t.postalCode, s.postal_code ?? '', 'autocomplete="postal-code" maxlength="7" required', errors);
+    fields += input('house_number', t.houseNumber, s.house_number ?? '', 'maxlength="12" required', errors);
+    fields += input('house_number_addition', t.addition, s.house_number_addition ?? '', 'maxlength="6"', errors);
   }
-  fields += input('street', t.street, s.street ?? '', 'autocomplete="address-line1" maxlength="120" required');
-  fields += input('city', t.city, s.city ?? d.city ?? '', 'autocomplete="address-level2" maxlength="120" required');
+  fields += input('street', t.street, s.street ?? '', 'autocomplete="address-line1" maxlength="120" required', errors);
+  fields += input('city', t.city, city, 'autocomplete="address-level2" maxlength="120" required', errors);
   if (candidates.length) {
     const label = (e: string) => (s.eanLabels?.[e] ? `${e} (${t.houseNumber.toLowerCase()} ${s.eanLabels[e]})` : e);
-    const opts = candidates.map((e) => `<option value="${esc(e)}">${esc(label(e))}</option>`).join('');
-    fields += `<label for="ean">${t.pickEan}</label><select id="ean" name="ean">${opts}</select>`;
+    const picked = s.ean?.trim();
+    const opts = candidates.map((e) => `<option value="${esc(e)}"${e === picked ? ' selected' : ''}>${esc(label(e))}</option>`).join('');
+    const aria = errors.has('ean') ? ' aria-invalid="true" aria-describedby="error"' : '';
+    fields += `<label for="ean">${t.pickEan}</label><select id="ean" name="ean"${aria}>${opts}</select>`;
   } else if (!d.ean_code) {
     // without an address the register may still find the EAN, so it is asked for only when it cannot
-    fields += input('ean', t.enterEan, '', `inputmode="numeric" pattern="[0-9 ]{18,24}"${address ? ' required' : ''}`);
+    fields += input('ean', t.enterEan, s.ean ?? '', `inputmode="numeric" pattern="[0-9 ]{18,24}"${address ? ' required' : ''}`, errors);
   }
   // the payout account: asked here, as nowhere else can a claimed customer give it (the value is never echoed back)
-  fields += input('iban', t.iban, '', 'autocomplete="off" maxlength="42" aria-describedby="iban-hint" required');
+  fields += input('iban', t.iban, '', 'autocomplete="off" maxlength="42" required', errors, 'iban-hint');
   fields += `<p class="hint" id="iban-hint">${t.ibanHint}</p>`;
   const error = s.errorCode ? `<p class="error" id="error" role="alert">${esc(t.errors[s.errorCode] ?? t.errorGeneric)}</p>` : '';
   const body = `<p>${esc(t.intro(d.partner_name, s.op.name))}</p>${details}${error}
 <form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${s.confirm ? `<input type="hidden" name="confirm" value="${esc(s.confirm)}">` : ''}${fields}
 <p><button type="submit" id="confirm">${t.confirm}</button></p></form>`;
-  return layout(s.locale, t.title, body, s.op, s.otherHref);
+  return layout(s.locale, t.title, body, s.op, s.otherHref, s.errorCode ? t.errorTitle(t.title) : t.title);
 }
 
 export function claimDonePage(lc: Locale, next: NextStep, op: OperatorIdentity): string {

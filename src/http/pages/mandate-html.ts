@@ -35,6 +35,8 @@ const T = {
     voidTitle: 'Link vervallen',
     voidBody: 'De machtiging van deze link is vervallen omdat de EAN-code of het adres van de aansluiting is gewijzigd. De link kan niet meer worden gebruikt. Vraag de aanvrager om een nieuwe link.',
     other: 'English',
+    otherLang: 'en',
+    errorTitle: (title: string) => `Fout: ${title}`,
   },
   en: {
     title: 'Sign the authorisation',
@@ -66,6 +68,8 @@ const T = {
     voidTitle: 'Link void',
     voidBody: 'The authorisation of this link lapsed because the EAN code or the address of the connection changed. The link can no longer be used. Ask the requester for a new link.',
     other: 'Nederlands',
+    otherLang: 'nl',
+    errorTitle: (title: string) => `Error: ${title}`,
   },
 } as const;
 
@@ -81,10 +85,16 @@ export function formPage(
   const t = T[f.locale];
   const errs = opts.errors ?? [];
   const name = opts.name ?? f.signatoryName;
+  // D241: a field in error says so (aria-invalid) and names its message (aria-describedby), the message is announced
+  // (role="alert") and the title starts with "Fout:"/"Error:" (what a screen reader reads first on the new page).
+  // Consent is checked independently of the name: when only the name was missing, the box the customer ticked on
+  // this same text (the clause's hash is posted again) stays ticked.
+  const invalid = (field: 'name' | 'consent') => (errs.includes(field) ? ` aria-invalid="true" aria-describedby="error-${field}"` : '');
+  const ticked = errs.length && !errs.includes('consent') ? ' checked' : '';
   return pageHtml(
     f.locale,
-    t.title,
-    `<a class="lang" href="${esc(opts.otherLocaleHref)}">${t.other}</a>
+    errs.length ? t.errorTitle(t.title) : t.title,
+    `<a class="lang" href="${esc(opts.otherLocaleHref)}" lang="${t.otherLang}" hreflang="${t.otherLang}">${t.other}</a>
 <h1>${t.title}</h1>
 <p>${esc(t.intro(f.operator))}</p>
 <dl>
@@ -99,11 +109,11 @@ export function formPage(
 <form method="post" action="${esc(action)}">
 <input type="hidden" name="clause_sha256" value="${esc(f.clauseSha256)}">
 <input type="hidden" name="locale" value="${f.locale}">
-${errs.includes('name') ? `<p class="error" id="error-name">${t.errName}</p>` : ''}
+${errs.includes('name') ? `<p class="error" id="error-name" role="alert">${t.errName}</p>` : ''}
 <label for="full_name">${t.name}</label>
-<input type="text" id="full_name" name="full_name" value="${esc(name)}" autocomplete="name" required maxlength="200">
-${errs.includes('consent') ? `<p class="error" id="error-consent">${t.errConsent}</p>` : ''}
-<label><input type="checkbox" id="consent" name="consent" value="yes" required> ${t.consent}</label>
+<input type="text" id="full_name" name="full_name" value="${esc(name)}" autocomplete="name" required maxlength="200"${invalid('name')}>
+${errs.includes('consent') ? `<p class="error" id="error-consent" role="alert">${t.errConsent}</p>` : ''}
+<label><input type="checkbox" id="consent" name="consent" value="yes" required${ticked}${invalid('consent')}> ${t.consent}</label>
 <button type="submit" id="sign">${t.sign}</button>
 </form>
 <p class="meta" id="expires">${t.expires} ${esc(when(f.expiresAt, f.locale))}</p>`,

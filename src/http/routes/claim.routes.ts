@@ -131,15 +131,17 @@ export const claimRoutes: RouteRegistrar = (app, deps) => {
         case 'invalid': {
           const self = `${base}/claim/${encodeURIComponent(req.params.token)}`;
           const eanLabels = await labelsFor(out.draft, out.eanCandidates ?? out.draft.ean_candidates, form.postal_code, form.house_number);
+          // D241: the other language keeps the e-mailed confirmation code (D129), as the GET page's link does
           const page = claimFormPage(out.draft, {
             eanLabels,
             action: `${self}?locale=${lc}`,
-            otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}`,
+            otherHref: `${self}?locale=${lc === 'nl' ? 'en' : 'nl'}${form.confirm ? `&confirm=${encodeURIComponent(form.confirm)}` : ''}`,
             op,
             locale: lc,
             errorCode: out.code,
             ...(out.eanCandidates ? { eanCandidates: out.eanCandidates } : {}),
-            ...Object.fromEntries(Object.entries(form).filter(([k, v]) => v !== undefined && k !== 'ean' && k !== 'iban')),
+            // D241: what the customer typed comes back with the error, the EAN too; the IBAN never does
+            ...Object.fromEntries(Object.entries(form).filter(([k, v]) => v !== undefined && k !== 'iban')),
           });
           const status = statusForCode(out.code);
           return send(reply, status >= 500 ? 400 : status, page);
