@@ -1,6 +1,8 @@
-// The service as a real child process (`node --import tsx src/main.ts`, or the build's dist), for tests that must
+// The service as a real child process (the run's compiled copy, D247, or the build's dist), for tests that must
 // see the process itself: that it starts and stops cleanly, stays alive under hostile input, or what survives a SIGKILL. In-process tests use app.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { inject } from 'vitest';
 import { RPCClient } from 'ocpp-rpc';
 import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
 
@@ -16,6 +18,17 @@ export interface ServiceProcess {
   exited: Promise<number | string | null>;
   /** SIGKILL (default) or another signal, and wait for the exit */
   kill(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+/**
+ * D247: node's arguments to run one of the service's entry points (`src/main.ts`, `src/db/migrate-cli.ts`, …) as a
+ * child: the run's compiled copy (global-setup.ts) with plain node, the same code as `npm run build` makes; the
+ * sources through tsx (as `npm start`) where there is none. The quick-start test keeps `npm start`'s own command.
+ */
+export function nodeArgs(script: string): string[] {
+  const dist = inject('serviceDist');
+  if (dist && /^src\/[\w/.-]+\.ts$/.test(script)) return [path.join(dist, script.replace(/\.ts$/, '.js'))];
+  return ['--import', 'tsx', script];
 }
 
 const running = new Set<ChildProcess>();
@@ -35,7 +48,7 @@ export async function startServiceProcess(
 ): Promise<ServiceProcess> {
   const full: Record<string, string> = { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) full[k] = v;
-  const child = spawn(process.execPath, command.args ?? ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, command.args ?? nodeArgs('src/main.ts'), {
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(command.cwd ? { cwd: command.cwd } : {}),

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { tempDirs } from '../helpers/temp-dirs.ts';
+import { nodeArgs } from '../helpers/service-process.ts';
 
 // nothing listens on port 1: every worker fails its first use of the database
 const UNREACHABLE = 'postgresql://root@127.0.0.1:1/postgres';
@@ -12,7 +13,7 @@ const dataDirs = tempDirs('ere-cluster-fail-');
 
 function startPrimary() {
   const dataDir = dataDirs();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', WORKERS: '2', DATABASE_URL: UNREACHABLE, DATA_DIR: dataDir, JOBS_ENABLED: 'false', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

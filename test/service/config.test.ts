@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { configSchema, ConfigError, loadConfig } from '../../src/config.ts';
 import { TEST_OPERATOR } from '../helpers/app.ts';
+import { nodeArgs } from '../helpers/service-process.ts';
 
 describe('configuration (C0.5)', () => {
   it('defaults: sandbox on PGlite in ./data/sandbox, port 8080', () => {
@@ -56,7 +57,7 @@ describe('configuration (C0.5)', () => {
 
   it('D187: production refuses to start while an operator identity key is unset or the placeholder, in one line naming them; sandbox keeps its defaults', async () => {
     const key = Buffer.alloc(32, 1).toString('base64');
-    const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const r = await promisify(execFile)(process.execPath, nodeArgs('src/main.ts'), {
       env: { PATH: process.env.PATH ?? '', APP_ENV: 'production', DATA_ENCRYPTION_KEY: key, DATA_DIR: path.join(os.tmpdir(), `ere-d187-${process.pid}`), OPERATOR_KVK: '12345678', OPERATOR_PRIVACY_URL: 'https://laadstroom.example/privacy' },
       timeout: 60_000,
     }).then(
@@ -112,7 +113,7 @@ describe('configuration (C0.5)', () => {
   });
 
   it('the service exits 1 naming the bad keys', { timeout: 90_000 }, async () => {
-    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const run = promisify(execFile)(process.execPath, nodeArgs('src/main.ts'), {
       env: { PATH: process.env.PATH, PORT: 'x', LOG_LEVEL: 'loud', DATA_DIR: '/tmp/ere-config-test-never-used' },
     });
     const err = await run.then(() => null, (e: { code: number; stderr: string }) => e);

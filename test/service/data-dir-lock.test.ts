@@ -8,14 +8,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockDataDir, lockSocketPath } from '../../src/db/data-dir-lock.ts';
-import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { startServiceProcess, type ServiceProcess, nodeArgs } from '../helpers/service-process.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const baseEnv = (dataDir: string) => ({ DATA_DIR: dataDir, JOBS_ENABLED: 'false', LOG_LEVEL: 'warn' });
 
 /** a process of the service that is expected to refuse: its exit code and output */
 async function refused(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+  return promisify(execFile)(process.execPath, nodeArgs(script), {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
     timeout: 60_000,
   }).then(

@@ -8,14 +8,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createTestDb } from '../helpers/db.ts';
-import { startServiceProcess } from '../helpers/service-process.ts';
+import { startServiceProcess, nodeArgs } from '../helpers/service-process.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const base = { JOBS_ENABLED: 'false', LOG_LEVEL: 'warn' };
 const tmp = tempDirs('ere-keycheck-');
 
 async function refused(env: Record<string, string>): Promise<{ code: number; out: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  return promisify(execFile)(process.execPath, nodeArgs('src/main.ts'), {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...base, ...env },
     timeout: 90_000,
   }).then(

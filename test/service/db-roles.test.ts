@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { monthPartition } from '../../src/jobs/partitions.job.ts';
-import { startServiceProcess } from '../helpers/service-process.ts';
+import { startServiceProcess, nodeArgs } from '../helpers/service-process.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const base = process.env.DATABASE_URL;
@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+  return promisify(execFile)(process.execPath, nodeArgs(script), {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     timeout: 120_000,
   }).then(

@@ -10,11 +10,12 @@ import { createDb } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
+import { nodeArgs } from '../helpers/service-process.ts';
 
 const tmp = tempDirs('ere-newerdb-');
 
 async function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', script], {
+  return promisify(execFile)(process.execPath, nodeArgs(script), {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', JOBS_ENABLED: 'false', ...env },
     timeout: 120_000,
   }).then(

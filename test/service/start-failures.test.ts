@@ -10,12 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
+import { nodeArgs } from '../helpers/service-process.ts';
 
 interface Run { code: number; out: string }
 
 /** run a script of the service with exactly this environment; its exit code and everything it wrote */
 async function run(script: string, env: Record<string, string>, args: string[] = []): Promise<Run> {
-  const exec = promisify(execFile)(process.execPath, ['--import', 'tsx', script, ...args], {
+  const exec = promisify(execFile)(process.execPath, [...nodeArgs(script), ...args], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', JOBS_ENABLED: 'false', ...env },
     timeout: 120_000,
   });

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createTestService } from '../helpers/app.ts';
 import { runAdminCli } from '../../src/cli/admin.ts';
+import { nodeArgs } from '../helpers/service-process.ts';
 
 // A self-signed certificate for localhost made for these tests only (no openssl needed at test time).
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -62,7 +63,7 @@ describe('TLS on the service port', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ere-tls-'));
     try {
       const dataDir = path.join(dir, 'data');
-      const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const r = await promisify(execFile)(process.execPath, nodeArgs('src/main.ts'), {
         env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, TLS_CERT_FILE: '/etc/hostname', TLS_KEY_FILE: '/etc/hostname' },
         timeout: 60_000,
       }).then(
