@@ -58,11 +58,13 @@ describe('D241: the signing page', () => {
     const name = tag(res.body, 'full_name');
     expect(attr(name, 'aria-invalid')).toBe('true');
     expect(attr(name, 'aria-describedby')).toBe('error-name');
+    expect(attr(name, 'autofocus')).toBe(''); // D248: the field in error has the focus
     expect(attr(tag(res.body, 'error-name'), 'role')).toBe('alert');
     // consent was given: not in error, and still ticked
     const consent = tag(res.body, 'consent');
     expect(attr(consent, 'aria-invalid')).toBeNull();
     expect(attr(consent, 'checked')).toBe('');
+    expect(attr(consent, 'autofocus')).toBeNull();
   });
 
   it('ties a missing consent to the box and keeps the typed name (English: "Error:")', async () => {
@@ -115,6 +117,8 @@ describe('D241: the claim page', () => {
     const iban = tag(res.body, 'iban');
     expect(attr(iban, 'aria-invalid')).toBe('true');
     expect(attr(iban, 'aria-describedby')).toBe('error iban-hint');
+    expect(attr(iban, 'autofocus')).toBe(''); // D248: the field in error has the focus
+    expect(attr(tag(res.body, 'street'), 'autofocus')).toBeNull();
     expect(attr(iban, 'value')).toBe(''); // the IBAN is never echoed
     expect(attr(tag(res.body, 'street'), 'value')).toBe('Herengracht');
     expect(attr(tag(res.body, 'street'), 'aria-invalid')).toBeNull();

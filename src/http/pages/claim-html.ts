@@ -217,6 +217,8 @@ ${row(t.address, address, 'draft-address')}${row(t.ean, eanText, 'draft-ean')}${
   // the payout account: asked here, as nowhere else can a claimed customer give it (the value is never echoed back)
   fields += input('iban', t.iban, '', 'autocomplete="off" maxlength="42" required', errors, 'iban-hint');
   fields += `<p class="hint" id="iban-hint">${t.ibanHint}</p>`;
+  // D248: the first field in error (in the form's order) takes the focus
+  fields = fields.replace(' aria-invalid="true"', ' aria-invalid="true" autofocus');
   const error = s.errorCode ? `<p class="error" id="error" role="alert">${esc(t.errors[s.errorCode] ?? t.errorGeneric)}</p>` : '';
   const body = `<p>${esc(t.intro(d.partner_name, s.op.name))}</p>${details}${error}
 <form method="post" action="${esc(s.action)}"><input type="hidden" name="locale" value="${s.locale}">${s.confirm ? `<input type="hidden" name="confirm" value="${esc(s.confirm)}">` : ''}${fields}

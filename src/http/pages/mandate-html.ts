@@ -89,7 +89,9 @@ export function formPage(
   // (role="alert") and the title starts with "Fout:"/"Error:" (what a screen reader reads first on the new page).
   // Consent is checked independently of the name: when only the name was missing, the box the customer ticked on
   // this same text (the clause's hash is posted again) stays ticked.
-  const invalid = (field: 'name' | 'consent') => (errs.includes(field) ? ` aria-invalid="true" aria-describedby="error-${field}"` : '');
+  // the first field in error (in the form's order) takes the focus, as the dashboard's sign-in field does (D248)
+  const first = (['name', 'consent'] as const).find((f) => errs.includes(f));
+  const invalid = (field: 'name' | 'consent') => (errs.includes(field) ? ` aria-invalid="true" aria-describedby="error-${field}"${field === first ? ' autofocus' : ''}` : '');
   const ticked = errs.length && !errs.includes('consent') ? ' checked' : '';
   return pageHtml(
     f.locale,
