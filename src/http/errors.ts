@@ -82,6 +82,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   user_not_found: 404,
   job_not_found: 404,
   job_running: 409,
+  // D249: a run by hand that failed: the job's own reason (as GET /admin/jobs keeps it), not an anonymous 500
+  job_failed: 500,
   // energy and ERE (issue 6): month review, sandbox register-ere, ERE ledger (admin API)
   invalid_month: 400,
   energy_month_not_found: 404,

@@ -171,6 +171,7 @@ const DETAILS: Record<string, string> = {
   user_not_found: `No user ${ID}`,
   job_not_found: 'No job ean-check',
   job_running: 'Job ean-recheck is already running (in this process or another); try again later.',
+  job_failed: 'Job partitions failed (its run is in GET /admin/jobs): meter_readings: cannot create the month partition meter_readings_2027_03: permission denied for schema public (42501). …',
   suppression_not_found: `${EMAIL} is not on the suppression list`,
   suppression_unsubscribed: `${EMAIL} unsubscribed through the link in one of its e-mails (2026-11-02T09:14:05Z); only its owner can undo that, not the operator`,
   outbox_message_not_found: `No message ${ID} in the outbox`,

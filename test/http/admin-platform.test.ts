@@ -1,4 +1,5 @@
 // C1.6 admin API (platform part) and the npm run admin CLI over it.
+import { sql } from 'kysely';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +148,20 @@ describe('admin API (C1.6)', () => {
     const unknown = await post('/admin/jobs/no-such-job/run');
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toBe('job_not_found');
+  });
+
+  it('D249: a run that fails answers 500 job_failed with the job\'s reason, as its record keeps it', async () => {
+    await sql`alter table rate_limits rename to rate_limits_away`.execute(svc.deps.db);
+    try {
+      const res = await post('/admin/jobs/rate-limit-cleanup/run');
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({ error: 'job_failed', detail: expect.stringMatching(/^Job rate-limit-cleanup failed \(its run is in GET \/admin\/jobs\): .*rate_limits/) });
+    } finally {
+      await sql`alter table rate_limits_away rename to rate_limits`.execute(svc.deps.db);
+    }
+    const list = await svc.app.inject({ method: 'GET', url: '/admin/jobs', headers: admin });
+    const cleanup = list.json().jobs.find((j: { name: string }) => j.name === 'rate-limit-cleanup');
+    expect(cleanup.last_run).toMatchObject({ trigger: 'admin', outcome: 'failed', error: expect.stringContaining('rate_limits') });
   });
 
   it('the CLI maps commands to admin requests and prints the answer', async () => {

@@ -181,13 +181,23 @@ export const adminPlatformRoutes: RouteRegistrar = (app, deps) => {
           ...errors,
           404: errorOf('job_not_found'),
           409: errorOf('job_running'),
+          500: errorOf('job_failed'),
         },
       },
     },
     async (req) => {
       const job = findJob(req.params.job);
       if (!job) throw new DomainError('job_not_found', `No job ${req.params.job}`);
-      const outcome = await runJobExclusive(deps, job);
+      let outcome: Awaited<ReturnType<typeof runJobExclusive>>;
+      try {
+        outcome = await runJobExclusive(deps, job);
+      } catch (err) {
+        // D249: the operator who ran it is told why, in the words the run's record keeps (GET /admin/jobs); the log
+        // line is the scheduler's own for a failed run
+        req.log.error({ err, job: job.name, trigger: 'admin' }, 'job failed');
+        const why = err instanceof Error ? err.message : String(err);
+        throw new DomainError('job_failed', `Job ${job.name} failed (its run is in GET /admin/jobs): ${why.slice(0, 2000)}`);
+      }
       if (!outcome.ran) throw new DomainError('job_running', `Job ${job.name} is already running (in this process or another); try again later.`);
       // D142: a run by hand is logged with what it did, as a scheduled one
       req.log.info({ event: 'job.finished', job: job.name, trigger: 'admin', result: outcome.result ?? null }, 'job finished');

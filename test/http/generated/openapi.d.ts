@@ -2229,6 +2229,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description `job_failed` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `service_unavailable` (service_unavailable: the database is unavailable or too slow right now, with Retry-After) */
             503: {
                 headers: {
