@@ -9,6 +9,7 @@ import { runPrimary, workerCount } from './cluster.ts';
 import { createDb, type DbHandle } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { createBus, watchBusDelivery } from './db/bus.ts';
+import { createDbClock } from './db/db-clock.ts';
 import pg from 'pg';
 import { databaseUnavailableError } from './http/db-unavailable.ts';
 import type { Deps } from './deps.ts';
@@ -75,13 +76,18 @@ export async function startService(opts: StartOptions): Promise<Service> {
   await verifyDataKey(handle.db, cipher, config.DATA_ENCRYPTION_KEY ? 'configured' : encryptionKeyFile(config.DATA_DIR));
   // /readyz: 503 until the end of this function (migrations are already applied here)
   const startup: StartupState = { step: 'creating the month partitions', complete: false };
+  const metrics = new Registry();
+  // D250: on PostgreSQL every process tells time by the database's clock (its own corrected by the measured offset),
+  // so processes on machines whose clocks drifted agree on last_seen_at, expiries, ages and "from the future"
+  const dbClock = !opts.clock && handle.kind === 'pg' ? createDbClock({ db: handle.db, logger, metrics }) : undefined;
+  await dbClock?.sample();
   const deps: Deps = {
     config,
     db: handle.db,
     dbKind: handle.kind,
     logger,
-    clock: opts.clock ?? (() => new Date()),
-    metrics: new Registry(),
+    clock: opts.clock ?? dbClock?.now ?? (() => new Date()),
+    metrics,
     cipher,
     bus: createBus(handle, logger),
     eanRegister: createEanRegister(config, handle.db),
@@ -168,6 +174,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
       await closeGracefully(app);
       await deps.bus?.close();
       deps.mailer?.close();
+      dbClock?.stop();
       await handle.close();
     },
   };

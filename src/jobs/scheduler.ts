@@ -42,7 +42,7 @@ export async function runJobExclusive(deps: Deps, job: Job, trigger: JobTrigger 
   const counter = jobCounter(deps);
   const count = (outcome: string) => counter.inc({ job: job.name, outcome });
   const run = async (): Promise<JobOutcome> => {
-    const startedAt = new Date();
+    const startedAt = deps.clock(); // D250: the database's time, as every process tells it
     try {
       const result = await job.run(deps);
       count('ok');
@@ -108,7 +108,7 @@ async function recordRun(
     job,
     trigger,
     started_at: startedAt,
-    finished_at: new Date(),
+    finished_at: deps.clock(),
     outcome: o.outcome,
     result: ok ? resultJson(o.result) : null,
     error: ok ? null : cutText(o.error.replaceAll('\u0000', ''), 500),
