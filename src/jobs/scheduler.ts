@@ -176,6 +176,9 @@ export async function listJobs(deps: Deps, jobs: Job[] = allJobs): Promise<JobSt
   });
 }
 
+/** D253: a tick this far ahead of the database's clock or more is not waited for (the clock.offset warning names the machine) */
+const MAX_EARLY_WAIT_MS = 3_600_000;
+
 /**
  * D162: node-cron asks before each scheduled run, with a key of the task and the moment; the process whose insert of
  * that key goes in runs it, every other process (this machine's or another's) skips it. The advisory lock still
@@ -185,6 +188,12 @@ export function slotCoordinator(deps: Deps): RunCoordinator {
   return {
     async shouldRun(key: string): Promise<boolean> {
       const task = key.slice(0, -25); // the key is `${task name}:${moment.toISOString()}` (24 characters)
+      // D253: node-cron fires on this machine's clock; a machine ahead of the database's waits until the database's
+      // time reaches the moment, so no process runs a tick early (one behind is late by its offset, and the first
+      // process to reach the moment claims it)
+      const early = Date.parse(key.slice(-24)) - deps.clock().getTime();
+      if (early > 0 && early <= MAX_EARLY_WAIT_MS) await new Promise((r) => setTimeout(r, early).unref());
+      if (deps.startup?.stopping) return false;
       const claimed = await deps.db.insertInto('job_slots').values({ key }).onConflict((oc) => oc.column('key').doNothing()).returning('key').executeTakeFirst();
       if (claimed) {
         await deps.db

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/jobs/job.ts';
 import { allJobs } from '../../src/jobs/registry.ts';
-import { listJobs, runJobExclusive, startScheduler } from '../../src/jobs/scheduler.ts';
+import { listJobs, runJobExclusive, slotCoordinator, startScheduler } from '../../src/jobs/scheduler.ts';
 import { createTestService, type TestService } from '../helpers/app.ts';
 
 function gatedJob(name: string) {
@@ -123,6 +123,25 @@ describe('scheduler', () => {
     expect(slots.length).toBeGreaterThanOrEqual(2);
     expect(runs).toBe(slots.length);
     expect(slots.every((s) => /^ere:test-fast-tick:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(s.key))).toBe(true);
+  });
+
+  it('a process whose machine is ahead of the database waits for the database to reach the moment before it claims it (D253)', async () => {
+    // this machine's clock 1.5 s ahead of the database's: node-cron fires the moment 1.5 s early by the database
+    const ahead = { ...a.deps, clock: () => new Date(Date.now() - 1500) };
+    const moment = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000);
+    await new Promise((r) => setTimeout(r, moment.getTime() - Date.now()));
+    const claimed = await slotCoordinator(ahead).shouldRun(`ere:test-ahead:${moment.toISOString()}`, 0);
+    expect(claimed).toBe(true);
+    expect(ahead.clock().getTime()).toBeGreaterThanOrEqual(moment.getTime());
+    // a process whose machine is in time or behind claims at once; a claimed moment is not run again
+    const inTime = { ...a.deps, clock: () => new Date(Date.now() + 1500) };
+    expect(await slotCoordinator(inTime).shouldRun(`ere:test-ahead:${moment.toISOString()}`, 0)).toBe(false);
+    // a stopping process claims nothing after its wait
+    const stopping = { ...ahead, startup: { ...a.deps.startup, stopping: true } };
+    const later = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000);
+    expect(await slotCoordinator(stopping).shouldRun(`ere:test-ahead:${later.toISOString()}`, 0)).toBe(false);
+    const rows = await a.deps.db.selectFrom('job_slots').select('key').where('key', '=', `ere:test-ahead:${later.toISOString()}`).execute();
+    expect(rows).toEqual([]);
   });
 
   it('every registered job has a unique kebab-case name and a valid cron or none', async () => {
