@@ -42,6 +42,11 @@ export class Reader {
   /** @param now the gateway's clock when the message arrived (D182: a timestamp a day ahead of it is unusable) */
   constructor(private readonly now?: Date) {}
 
+  /** when the message arrived, by the gateway's clock (the database's, D250): the time of a report that names none */
+  received(): Date {
+    return this.now ?? new Date();
+  }
+
   readonly quirks: QuirkKind[] = [];
   /** C4.11: unreadable parts of a message that is otherwise applied, each kept aside with its reason */
   readonly aside: AsidePart[] = [];

@@ -161,6 +161,8 @@ describe('invites by SMTP', () => {
     expect(received.slice(sentBefore).map((r) => r.to[0])).toEqual(['kees@klant.nl']);
     const piet = await svc.deps.db.selectFrom('outbox_messages').selectAll().where('to_email', '=', 'piet@klant.nl').executeTakeFirstOrThrow();
     expect(piet.status).toBe('suppressed');
+    // its links were erased at the service's time (the database's, D250), not the machine's
+    expect(new Date(piet.links_erased_at!).toISOString()).toBe(clock().toISOString());
     const filtered = await svc.app.inject({ method: 'GET', url: '/admin/outbox?to=PIET@klant.nl', headers: adminHeaders });
     expect(filtered.json().messages.map((m: { to: string; status: string }) => [m.to, m.status])).toEqual([['piet@klant.nl', 'suppressed']]);
   });

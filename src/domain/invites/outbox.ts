@@ -179,12 +179,12 @@ export async function suppressEmail(
     .returning('reason')
     .executeTakeFirst();
   const stored = row ?? (await deps.db.selectFrom('email_suppressions').select('reason').where('email_lower', '=', address).executeTakeFirstOrThrow());
-  await suppressQueued(deps.db, address, stored.reason);
+  await suppressQueued(deps.db, address, stored.reason, deps.clock());
   return { email: address, reason: stored.reason, created: !!row };
 }
 
 /** Queued mail to an address that an entry with this reason stops is never sent (D171: an unsubscribe spares transactional mail). */
-export async function suppressQueued(db: Db, address: string, reason: string): Promise<void> {
+export async function suppressQueued(db: Db, address: string, reason: string, now: Date): Promise<void> {
   let q = db
     .updateTable('outbox_messages')
     .set({ status: 'suppressed' })
@@ -193,11 +193,11 @@ export async function suppressQueued(db: Db, address: string, reason: string): P
   if (reason === 'unsubscribe') q = q.where('kind', 'not in', [...TRANSACTIONAL_KINDS]);
   const stopped = await q.returning(['id', 'body']).execute();
   // D172: a message that will never be sent keeps no live link
-  for (const m of stopped) await eraseLinks(db, m.id, m.body);
+  for (const m of stopped) await eraseLinks(db, m.id, m.body, now);
 }
 
 /** D172: the stored body of one message without the secret part of its links. */
-export async function eraseLinks(db: Db, id: string, body: string, now: Date = new Date()): Promise<void> {
+export async function eraseLinks(db: Db, id: string, body: string, now: Date): Promise<void> {
   await db.updateTable('outbox_messages').set({ body: redactLinks(body), links_erased_at: now }).where('id', '=', id).execute();
 }
 

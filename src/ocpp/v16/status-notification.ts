@@ -12,7 +12,7 @@ export const statusNotification: ActionAdapter = {
       connectorId: r.connector(p.connectorId, 'connectorId'),
       status: r.enumOf(STATUSES, p.status, 'status'),
       errorCode: r.str(p.errorCode, 'errorCode'),
-      at: p.timestamp === undefined ? new Date() : r.time(p.timestamp, 'timestamp'),
+      at: p.timestamp === undefined ? r.received() : r.time(p.timestamp, 'timestamp'),
     };
   },
   respond: () => ({}),
