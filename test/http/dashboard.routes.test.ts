@@ -71,6 +71,22 @@ async function signedIn(email: string): Promise<{ jar: Jar; csrf: string }> {
 }
 
 describe('sign-in', () => {
+  it('answers /favicon.ico with the site\'s icon, cacheable, so a page view logs no failed request in the browser', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await svc.app.inject({ method, url: '/favicon.ico' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('image/x-icon');
+      expect(res.headers['cache-control']).toBe('public, max-age=86400');
+      if (method === 'HEAD') continue;
+      const ico = res.rawPayload;
+      // an ICO of one image (reserved 0, type 1, count 1) whose image is a 32×32 PNG
+      expect([ico.readUInt16LE(0), ico.readUInt16LE(2), ico.readUInt16LE(4), ico[6], ico[7]]).toEqual([0, 1, 1, 32, 32]);
+      const png = ico.subarray(ico.readUInt32LE(18), ico.readUInt32LE(18) + ico.readUInt32LE(14));
+      expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([32, 32]);
+    }
+  });
+
   it('answers the sign-in page with a strict CSP, and sends a one-time link through the outbox', async () => {
     const user = await aUser(svc.deps);
     const jar: Jar = new Map();

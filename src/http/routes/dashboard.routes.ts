@@ -20,6 +20,7 @@ import { localParts } from '../../lib/amsterdam-time.ts';
 import { validEmail } from '../../lib/email.ts';
 import { operatorOf } from '../../lib/operator.ts';
 import { DASHBOARD_CSS, DASHBOARD_JS } from '../pages/dashboard-assets.ts';
+import { FAVICON_ICO } from '../pages/favicon.ts';
 import { confirmSignInPage, dashboardNotFoundPage, dashboardPage, signInPage, tokenCreatedPage, type Site } from '../pages/dashboard-html.ts';
 import { REASONS, refusedText, T } from '../pages/dashboard-text.ts';
 import { basePathOf, type PageLocale } from '../pages/page-kit.ts';
@@ -130,6 +131,10 @@ export const dashboardRoutes: RouteRegistrar = async (app, deps) => {
     return s;
   };
 
+  // the site's icon, which browsers ask the origin for by themselves (not rate limited, as a page's own assets)
+  app.get('/favicon.ico', { config: { auth: { public: true }, rateLimit: false }, schema: hide }, async (_req, reply) =>
+    reply.type('image/x-icon').header('cache-control', 'public, max-age=86400').send(FAVICON_ICO),
+  );
   app.get('/dashboard/assets/dashboard.css', { ...page, schema: hide }, async (_req, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=300').send(DASHBOARD_CSS),
   );
