@@ -104,6 +104,10 @@ export function runPrimary(n: number, logger: Logger): void {
   });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // D261: SIGHUP reloads the TLS files; each worker serves its own sockets, so each is told
+  if (process.env.TLS_CERT_FILE?.trim()) process.on('SIGHUP', () => {
+    for (const w of started.keys()) w.process.kill('SIGHUP');
+  });
   logger.info({ workers: n, pid: process.pid }, `starting ${n} worker processes on one port`);
   for (let i = 0; i < n; i++) fork();
 }

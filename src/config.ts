@@ -1,12 +1,12 @@
 // C0.5: the environment is read once, validated with one zod schema, and frozen.
 // A bad value stops the process naming every offending key. .env.example documents every key.
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { isIP } from 'node:net';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { validEmail } from './lib/email.ts';
 import { DEMO_OPERATOR } from './lib/operator.ts';
+import { tlsFileIssues } from './lib/tls-files.ts';
 
 // An empty value (`PORT=` in a .env file) means "not set", so the default applies instead of 0 or an error.
 const emptyAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -206,6 +206,8 @@ export const configSchema = z.object({
   TLS_KEY_FILE: optionalString,
   // OCPP Security Profile 3: chargers present a client certificate signed by this CA, CN = identity
   TLS_CLIENT_CA_FILE: optionalString,
+  // D261: how often the TLS files are looked at for a renewed certificate (SIGHUP reloads at once)
+  TLS_RELOAD_CHECK_SECONDS: count(60, 1, 86_400),
   // C4.12 bounded resources per process
   OCPP_MAX_CONNECTIONS: count(25_000),
   OCPP_MAX_PENDING_CALLS: count(16, 1, 10_000),
@@ -281,37 +283,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** TLS_CERT_FILE and TLS_KEY_FILE readable, PEM, and the key the certificate's (D189). */
-function tlsFileIssues(certFile: string, keyFile: string): { key: string; message: string }[] {
-  const read = (key: string, file: string): Buffer | { key: string; message: string } => {
-    try {
-      return fs.readFileSync(file);
-    } catch (err) {
-      return { key, message: `cannot read ${file}: ${(err as { code?: string }).code ?? String(err)}` };
-    }
-  };
-  const certPem = read('TLS_CERT_FILE', certFile);
-  const keyPem = read('TLS_KEY_FILE', keyFile);
-  const out = [certPem, keyPem].filter((x): x is { key: string; message: string } => !Buffer.isBuffer(x));
-  if (out.length) return out;
-  let cert: X509Certificate | undefined;
-  let privateKey: KeyObject | undefined;
-  try {
-    cert = new X509Certificate(certPem as Buffer);
-  } catch {
-    out.push({ key: 'TLS_CERT_FILE', message: `${certFile} is not a PEM certificate (-----BEGIN CERTIFICATE-----)` });
-  }
-  try {
-    privateKey = createPrivateKey(keyPem as Buffer);
-  } catch {
-    out.push({ key: 'TLS_KEY_FILE', message: `${keyFile} is not a PEM private key (-----BEGIN PRIVATE KEY-----), or it is encrypted` });
-  }
-  if (cert && privateKey && !cert.checkPrivateKey(privateKey)) {
-    out.push({ key: 'TLS_KEY_FILE', message: `${keyFile} is not the private key of the certificate in TLS_CERT_FILE (${certFile})` });
-  }
-  return out;
-}
-
 /** Parse an environment (process.env by default). Throws ConfigError naming every bad key. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(env);
@@ -352,7 +323,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   // D189: a file that exists but is not a PEM certificate/key (or a key of another certificate) crashed the start with
   // OpenSSL's stack after the data dir and key were made; checked here, before anything is created
-  if (tls.TLS_CERT_FILE && tls.TLS_KEY_FILE && !issues.some((i) => i.key.startsWith('TLS_'))) issues.push(...tlsFileIssues(tls.TLS_CERT_FILE, tls.TLS_KEY_FILE));
   // Security Profile 3: client certificates are checked by our own TLS listener, so it needs TLS on the port.
   const clientCa = env.TLS_CLIENT_CA_FILE?.trim();
   if (clientCa && !(tls.TLS_CERT_FILE && tls.TLS_KEY_FILE)) {
@@ -360,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } else if (clientCa && !fs.existsSync(clientCa)) {
     issues.push({ key: 'TLS_CLIENT_CA_FILE', message: `file not found: ${clientCa}` });
   }
+  if (tls.TLS_CERT_FILE && tls.TLS_KEY_FILE && !issues.some((i) => i.key.startsWith('TLS_'))) issues.push(...tlsFileIssues(tls.TLS_CERT_FILE, tls.TLS_KEY_FILE, clientCa));
   // embedded PGlite lives inside one process: several processes need a PostgreSQL server they can share
   const workers = env.WORKERS?.trim();
   if (workers && workers !== '1' && !env.DATABASE_URL?.trim()) {

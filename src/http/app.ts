@@ -1,6 +1,7 @@
 // buildApp(deps) returns a fastify instance and never listens (ARCHITECTURE.md): main.ts listens, tests inject.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyReply } from 'fastify';
 import formbody from '@fastify/formbody';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError, serializerCompiler } from 'fastify-type-provider-zod';
@@ -17,6 +18,7 @@ import { registerReplyGuard } from './plugins/reply-guard.ts';
 import { registerAdminLog } from './plugins/admin-log.ts';
 import { commonHeaders } from './plugins/no-store.ts';
 import { applyServerBounds, tlsHandshakeTimeout, trustProxyOption } from './server-bounds.ts';
+import { watchTlsFiles } from './tls-reload.ts';
 import { allRoutes } from './routes/index.ts';
 import { dashboardNotFound } from './routes/dashboard.routes.ts';
 import { FORM_MEDIA_TYPE, type App, type RouteRegistrar } from './types.ts';
@@ -92,6 +94,11 @@ export async function buildApp(deps: Deps, opts: BuildAppOptions = {}): Promise<
     return503OnClosing: false,
   }).withTypeProvider<import('fastify-type-provider-zod').ZodTypeProvider>() as unknown as App;
   applyServerBounds(app.server, deps.config, deps.metrics);
+  // D261: a renewed certificate is served without a restart (a change of the files, or SIGHUP)
+  if (TLS_CERT_FILE && TLS_KEY_FILE) {
+    const stopWatching = watchTlsFiles(deps, app.server as unknown as HttpsServer);
+    app.addHook('onClose', async () => stopWatching());
+  }
   // what Node's server would answer itself (an unknown Expect, CONNECT, no Host), in the same shape (D89)
   shapeServerAnswers(app.server);
   app.addHook('onRequest', refuseMissingHost);

@@ -8,7 +8,7 @@ import type { RPC_ClientOptions } from 'ocpp-rpc/lib/client.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
-  /** base URL (http://127.0.0.1:<port>) printed by the service once it listens */
+  /** base URL (http://127.0.0.1:<port>, https with TLS files) printed by the service once it listens */
   url: string;
   /** everything the process wrote so far (stdout and stderr) */
   output(): string;
@@ -68,7 +68,7 @@ export async function startServiceProcess(
     // the banner is looked for until it is found, then never again: a long run's output is hundreds of MB, and
     // scanning all of it on every chunk made the 30,000-case fuzz run quadratic
     const check = () => {
-      const m = /API:\s+(http:\/\/\S+)/.exec(out);
+      const m = /API:\s+(https?:\/\/\S+)/.exec(out);
       if (m && /OCPP:/.test(out)) {
         clearTimeout(timer);
         child.stdout!.off('data', check);
