@@ -11,8 +11,11 @@ export interface ActionAdapter {
   toEvent(params: unknown, r: Reader): ChargerEvent;
   /** `params`: the request as sent (D183: a 2.0.1 idToken the domain never sees still gets its idTokenInfo) */
   respond(outcome: EventOutcome, params?: unknown): Record<string, unknown>;
-  /** the acknowledgement of an unusable transaction message */
-  unusableAck?(deps: Deps): Promise<Record<string, unknown>>;
+  /**
+   * the acknowledgement of an unusable transaction message (quarantined); `params` as sent, so that an id token it
+   * carries still gets its charger's verdict (D255)
+   */
+  unusableAck?(deps: Deps, chargerId: string, params: unknown): Promise<Record<string, unknown>>;
 }
 
 export { isoUtc as utc } from '../lib/time.ts';

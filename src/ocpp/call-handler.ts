@@ -220,7 +220,7 @@ export class CallHandler {
     let ack: Record<string, unknown>;
     let id: string;
     try {
-      ack = adapter.unusableAck ? await withTransientRetry(() => adapter.unusableAck!(this.deps)) : {};
+      ack = adapter.unusableAck ? await withTransientRetry(() => adapter.unusableAck!(this.deps, chargerId, call.params)) : {};
       // the raw text is kept for every live call; rebuilt only if it is missing, and never from a hostile depth
       const frame = raw ?? (nestsDeeperThan(call.params, 64) ? '(frame not kept: nested too deep)' : JSON.stringify([2, call.messageId, call.method, call.params]));
       const budget = this.deps.config.OCPP_QUARANTINE_BYTES_PER_DAY;

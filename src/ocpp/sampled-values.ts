@@ -13,11 +13,19 @@ import { type Reader, Unusable } from './tolerant.ts';
 /** a signedMeterValue is an object of strings; deeper nesting is not kept (JSON.stringify would recurse into it) */
 const MAX_SIGNED_DEPTH = 4;
 
+/**
+ * Every measurand of OCPP 1.6's and 2.0.1's enumerations (the OCA schemas bundled with ocpp-rpc; D257): each is read,
+ * and all but the energy import register are then ignored. One missing here made a valid value unreadable, set aside
+ * into the quarantine on every meter value (reactive and apparent energy, reactive power).
+ */
 const MEASURANDS = [
   'Energy.Active.Import.Register', 'Energy.Active.Export.Register', 'Energy.Reactive.Import.Register',
   'Energy.Reactive.Export.Register', 'Energy.Active.Import.Interval', 'Energy.Active.Export.Interval',
-  'Energy.Active.Net', 'Power.Active.Import', 'Power.Active.Export', 'Power.Offered', 'Power.Factor',
-  'Current.Import', 'Current.Export', 'Current.Offered', 'Voltage', 'Frequency', 'Temperature', 'SoC', 'RPM',
+  'Energy.Reactive.Import.Interval', 'Energy.Reactive.Export.Interval', 'Energy.Active.Net', 'Energy.Reactive.Net',
+  'Energy.Apparent.Net', 'Energy.Apparent.Import', 'Energy.Apparent.Export',
+  'Power.Active.Import', 'Power.Active.Export', 'Power.Reactive.Import', 'Power.Reactive.Export', 'Power.Offered',
+  'Power.Factor', 'Current.Import', 'Current.Export', 'Current.Offered', 'Voltage', 'Frequency', 'Temperature', 'SoC',
+  'RPM',
 ] as const;
 const PHASES = ['L1', 'L2', 'L3', 'N', 'L1-N', 'L2-N', 'L3-N', 'L1-L2', 'L2-L3', 'L3-L1'] as const;
 const ENERGY_UNITS = ['Wh', 'kWh'] as const;

@@ -33,8 +33,13 @@ export type QuirkKind =
 /** D138: the largest connector or EVSE number a StatusNotification may name (the dashboard shows 1 to 99). */
 export const MAX_CONNECTOR_ID = 99;
 
-/** D182: a charger's timestamp before this is no time of a charge (a clock never set: 0000-01-01, 1970-01-01). */
-export const EARLIEST_TIME_MS = Date.UTC(2000, 0, 1);
+/**
+ * D182, D256: a charger's timestamp before this is no time of a charge: a clock never set or reset (0000-01-01, 1970,
+ * GPS's 1980 and its week-number rollover, an RTC chip's 2000-01-01 and every day it has run on from there). No
+ * message of the protocols this gateway speaks was written before 2015 (OCPP-J 1.6 was published in October 2015).
+ */
+export const EARLIEST_TIME_MS = Date.UTC(2015, 0, 1);
+const EARLIEST_TIME_TEXT = '2015-01-01';
 /** D182: a timestamp more than this ahead of the gateway's clock is unusable (C5.5 holds one more than 5 min ahead). */
 export const MAX_AHEAD_MS = 24 * 3_600_000;
 
@@ -116,7 +121,10 @@ export class Reader {
     return Math.round(n);
   }
 
-  /** ISO 8601 timestamp; one without zone is read as UTC (counted). */
+  /**
+   * ISO 8601 timestamp; one without zone is read as UTC (counted). D255: RFC 3339's other spellings of the same
+   * instant (§5.6 NOTE: a lower-case `t` and `z`, a space for the `T`) are read as the upper-case form, not counted.
+   */
   time(v: unknown, what: string): Date {
     if (typeof v === 'string') {
       // the form nearly every charger sends, read without the general date parser (same instant)
@@ -125,19 +133,38 @@ export class Reader {
     }
     if (typeof v !== 'string' || !v.trim()) throw new Unusable(`${what} must be a timestamp`);
     let s = v.trim();
-    if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) {
+    // D255: `2026-11-29t15:38:25z` and `2026-11-29 15:38:25Z` are `2026-11-29T15:38:25Z`
+    if (/^\d{4}-\d{2}-\d{2}[t ]\d{2}:/.test(s)) s = `${s.slice(0, 10)}T${s.slice(11)}`;
+    if (s.endsWith('z')) s = `${s.slice(0, -1)}Z`;
+    if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)) {
       this.quirk('timestamp_without_zone');
-      s = s.replace(' ', 'T') + 'Z';
+      s += 'Z';
     }
+    const canonical = canonicalUtcMs(s);
+    if (canonical !== null) return this.usableTime(canonical, what);
     if (!/^\d{4}-\d{2}-\d{2}T/.test(s)) throw new Unusable(`${what} is not an ISO 8601 timestamp`);
     const d = new Date(s);
     if (Number.isNaN(d.getTime()) || !calendarFieldsExist(s)) throw new Unusable(`${what} is not a valid timestamp`);
     return this.usableTime(d.getTime(), what);
   }
 
-  /** D182: a time from 2000-01-01 up to a day ahead of the gateway's clock; anything else is no reading's time. */
+  /**
+   * A time the message's meaning does not depend on (a StatusNotification's): an unusable one is the message's
+   * arrival, as a missing one is (D256: a reset clock's status is still the connector's status).
+   */
+  timeOrReceived(v: unknown, what: string): Date {
+    if (v === undefined) return this.received();
+    try {
+      return this.time(v, what);
+    } catch (err) {
+      if (err instanceof Unusable) return this.received();
+      throw err;
+    }
+  }
+
+  /** D182, D256: a time from 2015-01-01 up to a day ahead of the gateway's clock; anything else is no reading's time. */
   private usableTime(ms: number, what: string): Date {
-    if (ms < EARLIEST_TIME_MS) throw new Unusable(`${what} is before 2000-01-01`);
+    if (ms < EARLIEST_TIME_MS) throw new Unusable(`${what} is before ${EARLIEST_TIME_TEXT} (a clock never set, or reset)`);
     if (this.now && ms > this.now.getTime() + MAX_AHEAD_MS) throw new Unusable(`${what} is more than a day ahead of the gateway's clock`);
     return new Date(ms);
   }

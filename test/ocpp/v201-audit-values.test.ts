@@ -104,7 +104,7 @@ describe('D182: absurd values are unusable, not stored', () => {
     ]);
     const q = (await quarantineOf(ch.chargerId)).map((x) => x.reason);
     expect(q).toHaveLength(7);
-    expect(q.filter((r) => r.includes('before 2000-01-01'))).toHaveLength(3);
+    expect(q.filter((r) => r.includes('before 2015-01-01'))).toHaveLength(3); // D256: the floor moved from 2000
     expect(q.filter((r) => r.includes('more than a day ahead'))).toHaveLength(1);
     expect(q.filter((r) => r.includes('is not a connector (0 to 99)'))).toHaveLength(3);
   });
@@ -113,9 +113,9 @@ describe('D182: absurd values are unusable, not stored', () => {
     const ch16 = await withCharger('ocpp1.6', async (cli) => {
       const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'T', meterStart: 1_000, timestamp: at(0) })) as { transactionId: number };
       await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(1), -5), energyValue('ocpp1.6', at(2), 1_100)] });
-      // a negative meterStart: the start is unusable (quarantined, answered with a fresh id and Invalid)
+      // a negative meterStart: the start is unusable (quarantined, answered with a fresh id and, D255, its tag's verdict)
       const bad = (await cli.call('StartTransaction', { connectorId: 2, idTag: 'T', meterStart: -5, timestamp: at(3) })) as { idTagInfo: { status: string } };
-      expect(bad.idTagInfo.status).toBe('Invalid');
+      expect(bad.idTagInfo.status).toBe('Accepted');
       expect(await cli.call('MeterValues', { connectorId: 100, meterValue: [energyValue('ocpp1.6', at(4), 1_200)] })).toEqual({});
     });
     expect((await readingsOf(ch16.chargerId)).map((r) => [r.wh, r.anomaly])).toEqual([['1000', null], ['1100', null]]);

@@ -52,6 +52,8 @@ function startCandidateOf(item: BatchItem, index: number, now: Date): StartCandi
   // D176: a doubtful value (ahead of the clock) is folded by the one-message path, which records where the session ends
   if (readings.some((r) => isRegister(r) && newReadingFlag(r, now) !== null)) return null;
   const times = readings.filter(isRegister).map((r) => r.measuredAt.getTime());
+  // D260: a register stamped before the start may be out of the session's time: the one-message path's fold places it
+  if (times.some((t) => t < ev.startedAt.getTime())) return null;
   // more than one register reading needs the charger's power (the step rule) and a clear time order
   if (times.length > 1 && item.maxPowerW === undefined) return null;
   const sorted = [...times].sort((x, y) => x - y);

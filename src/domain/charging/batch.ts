@@ -151,6 +151,8 @@ function planOf(candidates: Candidate[], sessionOf: (c: Candidate) => SessionSta
     // D176: a session ending at a doubtful value, or doubtful new values, take the one-message path: it folds the
     // session's readings from the last trusted one and records whether the session ends at a doubtful one
     if (s.ends_doubtful) continue;
+    // D260: readings that all lie before the session's start may be out of its time once one after it comes: the full fold
+    if (since.getTime() < s.started_at.getTime()) continue;
     const registers = c.readings.filter(isRegister);
     if (registers.some((r) => r.measuredAt.getTime() <= since.getTime())) continue; // late: the full recompute
     const points = pointsOf(registers, now);

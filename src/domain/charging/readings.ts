@@ -22,6 +22,11 @@ export const ANOMALY = {
   future: 'future_timestamp',
   /** the reading's signed meter value failed verification */
   invalidSignature: 'invalid_signature',
+  /**
+   * D260: stamped before its session's start with a register above the session's first value at or after the start:
+   * not taken before the start (a clock that fell back), so no point of the session's time line (foldOrder)
+   */
+  beforeStart: 'before_session_start',
 } as const;
 
 /** 10 % above the model's maximum before a step counts as implausible: timestamps are whole seconds. */
@@ -61,6 +66,8 @@ export interface ReadingFacts {
 const READING_FLAGS: Array<(r: ReadingFacts) => string | null> = [
   (r) => (r.anomaly === ANOMALY.future ? ANOMALY.future : null),
   (r) => (r.signature_status === 'invalid' ? ANOMALY.invalidSignature : null),
+  // D260: judged by the fold from the session's start each time (foldOrder); as stored, for the readers of the stored state
+  (r) => (r.anomaly === ANOMALY.beforeStart ? ANOMALY.beforeStart : null),
 ];
 
 export function readingFlag(r: ReadingFacts): string | null {
@@ -275,24 +282,61 @@ function noteFlag(t: SessionTotals, reason: string, review: ReviewDecision | nul
 }
 
 /**
- * The one rule of C4.5 and C5.5 over register readings in time order, continuing from `prev` (the last reading
+ * D260: the order in which a session's register points are folded, from its points in time order (D259: readings of
+ * one instant lower value first) and its start (started_at, ms). A point stamped before the start whose register is
+ * above the session's first point at or after the start was not taken before the start (registers do not run
+ * backwards: a clock that fell back mid-session): it is no point of the session's time line. Such points are folded
+ * after all the others, in their own order, at the time of the last point before them, each a doubtful value
+ * (`before_session_start`): no base until accepted, its Wh held (what it shows above the last trusted register) until
+ * an operator decides. A point before the start that is not above it (a value sampled just before the start event)
+ * stays in its place. Returns the points in fold order, each with whether it was moved and the time it is folded at.
+ * The gateway's fold (session-energy.ts) and the counting's points (register-points.ts) both order by this.
+ */
+export function foldOrder<T>(points: T[], atOf: (p: T) => number, whOf: (p: T) => bigint, startMs: number): Array<{ p: T; moved: boolean; at: number }> {
+  const first = points.find((p) => atOf(p) >= startMs);
+  if (first === undefined) return points.map((p) => ({ p, moved: false, at: atOf(p) }));
+  const startWh = whOf(first);
+  const inPlace: Array<{ p: T; moved: boolean; at: number }> = [];
+  const moved: T[] = [];
+  for (const p of points) {
+    if (atOf(p) < startMs && whOf(p) > startWh) moved.push(p);
+    else inPlace.push({ p, moved: false, at: atOf(p) });
+  }
+  if (moved.length === 0) return inPlace;
+  const lastAt = inPlace[inPlace.length - 1]!.at;
+  return [...inPlace, ...moved.map((p) => ({ p, moved: true, at: lastAt }))];
+}
+
+/**
+ * The one rule of C4.5 and C5.5 over register readings in fold order (foldOrder), continuing from `prev` (the last reading
  * already folded, a trusted one: see updateSessionEnergy) and the totals so far (updated in place). A reading's
  * anomaly is its own flag, else its step's (stepOf); a step counts iff stepCounts; a flagged positive step not
  * decided is held; a decision stays only while the reading's anomaly stays what it was. Returns each reading's
  * anomaly and review.
  *
- * D176: a reading whose own value is doubtful (its own flag: an invalid signature, a future timestamp) and not
- * accepted is no base: the next step starts from the last trusted reading, so a rejected or undecided value never
- * decides how much of the next step counts (a lowered value with a bad signature made the meter's next step count
- * twice). The Wh held for such a reading are released once a trusted reading after it covers the same ground. When
- * no trusted reading precedes it (a session's doubtful first reading), it is the base, and no step from it counts:
- * held while it waits for a decision, nothing once rejected (accepted, it is trusted and the steps count).
+ * D176: a reading whose own value is doubtful (its own flag: an invalid signature, a future timestamp, out of its
+ * session's time, D260) and not accepted is no base: the next step starts from the last trusted reading, so a
+ * rejected or undecided value never decides how much of the next step counts (a lowered value with a bad signature
+ * made the meter's next step count twice). When no trusted reading precedes it (a session's doubtful first reading),
+ * it is the base, and no step from it counts: held while it waits for a decision, nothing once rejected (accepted, it
+ * is trusted and the steps count).
+ *
+ * D258: held Wh are what an accept would add. Accepted, each doubtful reading is the next one's base, so an undecided
+ * doubtful reading holds its step from the undecided doubtful reading before it since the base (a rejected one stays
+ * no base), not its whole step from the base: ten readings of a clock that runs ahead, 100 Wh apart, hold 900 Wh,
+ * not 4,500. A trusted reading after them releases what its own step covers of them (all of it when the meter went on
+ * up; the part above it when the doubtful values were higher). After a rejected doubtful first reading, nothing from
+ * it counts either way: the first undecided doubtful reading after it holds nothing, the next ones their steps from
+ * it, and a trusted reading after them its step from the last of them (accepted, that step would count).
  */
 export function foldSteps(t: SessionTotals, prev: RegisterPoint | null, points: FoldPoint[], maxW: number): Array<{ anomaly: string | null; review: ReviewDecision | null }> {
   /** the base is a doubtful reading (no trusted one came before it): 'held' while undecided, 'rejected' after */
   let doubtfulBase: 'held' | 'rejected' | null = null;
-  /** Wh held for doubtful readings since the base, released when a trusted reading follows */
+  /** Wh held for undecided doubtful readings since the base, released as a trusted reading after them covers them */
   let pending = 0n;
+  /** the last undecided doubtful reading since the base (an accept would make it the next one's base) */
+  let chain: RegisterPoint | null = null;
+  const positive = (wh: bigint) => (wh > 0n ? wh : 0n);
   return points.map((p) => {
     let step = 0n;
     let anomaly = p.flag;
@@ -304,22 +348,36 @@ export function foldSteps(t: SessionTotals, prev: RegisterPoint | null, points: 
     const review = anomaly !== null && anomaly === p.anomaly ? p.review : null;
     if (anomaly !== null) noteFlag(t, anomaly, review);
     const trusted = p.flag === null || review === 'accepted';
-    if (step > 0n) {
-      if (doubtfulBase === null && stepCounts(anomaly, review)) t.energy += step;
-      else if (doubtfulBase === 'held' || (doubtfulBase === null && review === null)) {
-        t.held += step;
-        if (!trusted) pending += step;
+    if (!trusted) {
+      // a doubtful value: rejected, it holds nothing; undecided, what it adds to the doubtful values before it
+      if (prev && review === null) {
+        const from = chain ?? (doubtfulBase === 'rejected' ? null : prev);
+        const add = from ? positive(p.wh - from.wh) : 0n;
+        t.held += add;
+        pending += add;
+        chain = p;
       }
+      if (!prev) {
+        prev = p;
+        doubtfulBase = review === 'rejected' ? 'rejected' : 'held';
+      }
+      return { anomaly, review };
     }
-    if (trusted) {
-      t.held -= pending;
-      pending = 0n;
-      prev = p;
-      doubtfulBase = null;
-    } else if (!prev) {
-      prev = p;
-      doubtfulBase = review === 'rejected' ? 'rejected' : 'held';
+    if (doubtfulBase === 'rejected') {
+      // nothing from a rejected first value counts; accepted, the doubtful values after it would be bases
+      if (chain) t.held += positive(p.wh - chain.wh);
+    } else {
+      if (step > 0n) {
+        if (doubtfulBase === null && stepCounts(anomaly, review)) t.energy += step;
+        else if (doubtfulBase === 'held' || review === null) t.held += step;
+      }
+      const covered = pending < positive(step) ? pending : positive(step);
+      t.held -= covered;
     }
+    pending = 0n;
+    chain = null;
+    prev = p;
+    doubtfulBase = null;
     return { anomaly, review };
   });
 }

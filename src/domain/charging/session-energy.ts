@@ -4,8 +4,10 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { EnergyReading } from './events.ts';
 import {
+  ANOMALY,
   ENERGY_REGISTER,
   type FoldPoint,
+  foldOrder,
   foldSteps,
   noTotals,
   readingFlag,
@@ -29,35 +31,51 @@ interface RegisterRow {
   signature_status: string | null;
 }
 
+/** A stored reading as a fold point: its own flag as readingFlag says, except D260's, which foldOrder judges anew. */
 const pointOf = (r: RegisterRow): FoldPoint => ({
   wh: BigInt(r.wh),
   at: r.measured_at.getTime(),
   w: r.power_w,
-  flag: readingFlag(r),
+  flag: readingFlag({ anomaly: r.anomaly === ANOMALY.beforeStart ? null : r.anomaly, signature_status: r.signature_status }),
   anomaly: r.anomaly,
   review: r.review,
 });
 
 /**
- * foldSteps over stored rows; rows whose anomaly or review changes are rewritten. `startPoint` (a session's start
- * value kept on its row, migrations/0064) is folded in its place in time, before any row of the same instant.
+ * foldSteps over stored rows in fold order (foldOrder, from the session's start when `startedAt` is given); rows whose
+ * anomaly or review changes are rewritten. `startPoint` (a session's start value kept on its row, migrations/0064) is
+ * folded in its place in time, before any row of the same instant. Returns whether the session cannot be continued
+ * from its last reading: it ends at a doubtful value not accepted (D176), or it has a reading out of its time (D260,
+ * whose place depends on the readings after it).
  */
-async function foldReadings(trx: Trx, rows: RegisterRow[], maxW: number, t: SessionTotals, prev: RegisterPoint | null, startPoint?: RegisterPoint): Promise<boolean> {
-  const points = rows.map(pointOf);
+async function foldReadings(
+  trx: Trx,
+  rows: RegisterRow[],
+  maxW: number,
+  t: SessionTotals,
+  prev: RegisterPoint | null,
+  startPoint?: RegisterPoint,
+  startedAt?: number,
+): Promise<{ endsDoubtful: boolean; firstInPlace: RegisterPoint | undefined }> {
+  const points: Array<FoldPoint & { row?: RegisterRow }> = rows.map((r) => ({ ...pointOf(r), row: r }));
   const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
-  const k = at === -1 ? points.length : at;
-  if (startPoint) points.splice(k, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
-  const judged = foldSteps(t, prev, points, maxW);
+  if (startPoint) points.splice(at === -1 ? points.length : at, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
+  const placed = foldOrder(points, (p) => p.at, (p) => p.wh, startedAt ?? Number.NEGATIVE_INFINITY).map(({ p, moved, at }) =>
+    moved ? { ...p, at, flag: p.flag ?? ANOMALY.beforeStart } : p,
+  );
+  const judged = foldSteps(t, prev, placed, maxW);
   // D176: whether the last point is a doubtful value not accepted (no base for the next reading)
-  const lastPoint = points[points.length - 1];
+  const lastPoint = placed[placed.length - 1];
   const endsDoubtful = lastPoint !== undefined && lastPoint.flag !== null && judged[judged.length - 1]!.review !== 'accepted';
-  if (startPoint) judged.splice(k, 1);
-  for (const [i, r] of rows.entries()) {
+  const outOfTime = placed.some((p, i) => p !== points[i]);
+  for (const [i, p] of placed.entries()) {
+    const r = p.row;
+    if (!r) continue; // the start point
     const j = judged[i]!;
     if (j.anomaly === (r.anomaly ?? null) && j.review === (r.review ?? null)) continue;
     await trx.updateTable('meter_readings').set(j).where('id', '=', r.id).where('measured_at', '=', r.measured_at).execute();
   }
-  return endsDoubtful;
+  return { endsDoubtful: endsDoubtful || outOfTime, firstInPlace: placed[0] };
 }
 
 function registerRows(trx: Trx, sessionId: string) {
@@ -68,13 +86,15 @@ function registerRows(trx: Trx, sessionId: string) {
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
     .orderBy('measured_at')
+    // D259: two values of one instant, the lower first: a rise in no time is a step the power rule judges (held)
+    .orderBy('wh')
     .orderBy('id');
 }
 
-/** A session's start point (migrations/0064), when its start reading is stored as another session's. */
-async function startPointOf(trx: Trx, sessionId: string): Promise<RegisterPoint | undefined> {
+/** A session's start (ms) and its start point (migrations/0064), when its start reading is stored as another session's. */
+async function startOf(trx: Trx, sessionId: string): Promise<{ startedAt: number | undefined; point: RegisterPoint | undefined }> {
   const s = await trx.selectFrom('charging_sessions').select(['started_at', 'start_point_wh']).where('id', '=', sessionId).executeTakeFirst();
-  return s && s.start_point_wh !== null ? { wh: BigInt(s.start_point_wh), at: s.started_at.getTime() } : undefined;
+  return { startedAt: s?.started_at.getTime(), point: s && s.start_point_wh !== null ? { wh: BigInt(s.start_point_wh), at: s.started_at.getTime() } : undefined };
 }
 
 /**
@@ -83,9 +103,9 @@ async function startPointOf(trx: Trx, sessionId: string): Promise<RegisterPoint 
  */
 export async function recomputeSession(trx: Trx, sessionId: string, maxW: number): Promise<void> {
   const rows = await registerRows(trx, sessionId).execute();
-  const start = await startPointOf(trx, sessionId);
+  const { startedAt, point: start } = await startOf(trx, sessionId);
   const totals = noTotals();
-  const endsDoubtful = await foldReadings(trx, rows, maxW, totals, null, start);
+  const { endsDoubtful, firstInPlace } = await foldReadings(trx, rows, maxW, totals, null, start, startedAt);
   // the series' ends, the start point among them (a session whose only register point it is has it as both)
   const series = start ? [{ wh: start.wh.toString(), measured_at: new Date(start.at), power_w: null }, ...rows].sort((a, b) => a.measured_at.getTime() - b.measured_at.getTime()) : rows;
   const [first, last] = [series[0], series[series.length - 1]];
@@ -98,7 +118,8 @@ export async function recomputeSession(trx: Trx, sessionId: string, maxW: number
       first_reading_at: first ? first.measured_at : null,
       last_reading_at: last ? last.measured_at : null,
       last_power_w: last ? last.power_w : null,
-      meter_start_wh: first ? sql`coalesce(meter_start_wh, ${first.wh}::bigint)` : sql`meter_start_wh`,
+      // the first point of its time line (D260: a reading out of its time is not its start)
+      meter_start_wh: firstInPlace ? sql`coalesce(meter_start_wh, ${firstInPlace.wh.toString()}::bigint)` : sql`meter_start_wh`,
       updated_at: sql`now()`, // whatever the status: only the group commit's batch leaves a running session's alone (D85)
       metered_at: sql`now()`,
     })
@@ -123,13 +144,13 @@ export async function updateSessionEnergy(
   maxW: number,
   added: EnergyReading[],
   /** the session's row as read, locked, earlier in this transaction (its energy columns unchanged since) */
-  known?: SessionEnergy & { ends_doubtful?: boolean },
+  known?: SessionEnergy & { ends_doubtful?: boolean; started_at: Date },
 ): Promise<void> {
   const s =
     known ??
     (await trx
       .selectFrom('charging_sessions')
-      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh', 'ends_doubtful'])
+      .select(['energy_wh', 'held_wh', 'review_status', 'review_reason', 'last_meter_wh', 'last_reading_at', 'last_power_w', 'meter_start_wh', 'ends_doubtful', 'started_at'])
       .where('id', '=', sessionId)
       .forUpdate()
       .executeTakeFirst());
@@ -142,11 +163,13 @@ export async function updateSessionEnergy(
     // D176: a session that ends at a doubtful value continues from an earlier reading: the fold over all its readings
     // finds it (a caller's row without the column is not trusted to say)
     s.ends_doubtful === false &&
+    // D260: a session whose readings all lie before its start may find them out of its time once one after it comes
+    since.getTime() >= s.started_at.getTime() &&
     added.every((r) => r.measurand !== ENERGY_REGISTER || r.phase !== '' || r.measuredAt.getTime() > since.getTime());
   if (!inOrder) return recomputeSession(trx, sessionId, maxW);
   const rows = await registerRows(trx, sessionId).where('measured_at', '>', since).execute();
   const totals = totalsOf(s);
-  const endsDoubtful = await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
+  const { endsDoubtful } = await foldReadings(trx, rows, maxW, totals, { wh: BigInt(s.last_meter_wh!), at: since.getTime(), w: s.last_power_w });
   const last = rows[rows.length - 1];
   await trx
     .updateTable('charging_sessions')

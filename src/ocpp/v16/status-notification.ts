@@ -12,7 +12,8 @@ export const statusNotification: ActionAdapter = {
       connectorId: r.connector(p.connectorId, 'connectorId'),
       status: r.enumOf(STATUSES, p.status, 'status'),
       errorCode: r.str(p.errorCode, 'errorCode'),
-      at: p.timestamp === undefined ? r.received() : r.time(p.timestamp, 'timestamp'),
+      // D256: the time is not what the status says; a reset clock's (or none) is the message's arrival
+      at: r.timeOrReceived(p.timestamp, 'timestamp'),
     };
   },
   respond: () => ({}),

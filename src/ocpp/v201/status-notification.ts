@@ -12,7 +12,8 @@ export const statusNotification: ActionAdapter = {
       connectorId: r.connector(p.evseId, 'evseId'),
       status: r.enumOf(STATUSES, p.connectorStatus, 'connectorStatus'),
       errorCode: null,
-      at: r.time(p.timestamp, 'timestamp'),
+      // D256: the time is not what the status says; a reset clock's is the message's arrival
+      at: r.timeOrReceived(p.timestamp, 'timestamp'),
     };
   },
   respond: () => ({}),

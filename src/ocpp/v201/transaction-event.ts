@@ -1,6 +1,8 @@
 // OCPP 2.0.1 TransactionEvent Started/Updated/Ended, keyed by the charger's transactionId (C4.6). seqNo gaps
 // and offline events are tolerated; seqNo restarts per transaction, so nothing is deduplicated on it.
+import { idTagVerdict } from '../../domain/chargers/id-tokens.ts';
 import type { ChargerEvent } from '../../domain/charging/events.ts';
+import type { Deps } from '../../deps.ts';
 import { type ActionAdapter, isEmptyIdToken, isNoAuthorization } from '../adapter.ts';
 import { readMeterValues } from '../sampled-values.ts';
 import { Unusable } from '../tolerant.ts';
@@ -57,5 +59,17 @@ export const transactionEvent: ActionAdapter = {
     // D183: 2.0.1 answers idTokenInfo whenever the request carried an idToken; a NoAuthorization one is Accepted
     return isNoAuthorization(idToken) ? { idTokenInfo: { status: 'Accepted' } } : {};
   },
-  unusableAck: async () => ({}),
+  async unusableAck(deps: Deps, chargerId: string, params: unknown) {
+    // D255: an unusable TransactionEvent (quarantined) that carried an idToken still gets the verdict on it that a
+    // usable one gets (C4.4; 2.0.1 requires idTokenInfo whenever the request carried an idToken): a data problem is
+    // no reason to tell the charger the token is refused
+    const idToken = params !== null && typeof params === 'object' ? (params as Record<string, unknown>).idToken : undefined;
+    if (idToken === undefined) return {};
+    if (isNoAuthorization(idToken)) return { idTokenInfo: { status: 'Accepted' } };
+    const raw = idToken !== null && typeof idToken === 'object' ? (idToken as Record<string, unknown>).idToken : undefined;
+    const id = typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : raw;
+    // D213: a token with no identifier in it names nobody; one that cannot be read (not a string, a NUL) likewise
+    if (isEmptyIdToken(idToken) || typeof id !== 'string' || id.includes('\u0000')) return { idTokenInfo: { status: 'Invalid' } };
+    return { idTokenInfo: { status: (await idTagVerdict(deps, chargerId, id)).verdict } };
+  },
 };
