@@ -137,6 +137,21 @@ export const configSchema = z.object({
       .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64 encoded')
       .optional(),
   ),
+  // D251: older data keys that only decrypt (a rotation, docs/platform.md): comma-separated, each 32 bytes base64.
+  // The message names the entry by its place, never its value.
+  DATA_ENCRYPTION_KEYS_PREVIOUS: optionalString.pipe(
+    z
+      .string()
+      .superRefine((v, ctx) => {
+        const entries = v.split(',').map((s) => s.trim());
+        const bad = entries.findIndex((s) => Buffer.from(s, 'base64').length !== 32);
+        if (bad >= 0) {
+          const which = entries.length > 1 ? `entry ${bad + 1} of ${entries.length} ` : '';
+          ctx.addIssue({ code: 'custom', message: `${which}must be 32 bytes, base64 encoded (comma-separated keys)` });
+        }
+      })
+      .optional(),
+  ),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HTTP_MAX_BODY_BYTES: count(1_048_576, 1024, 1024 ** 3),

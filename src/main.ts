@@ -16,7 +16,7 @@ import type { Deps } from './deps.ts';
 import { buildApp } from './http/app.ts';
 import type { App, RouteRegistrar } from './http/types.ts';
 import { loadBundledCatalog } from './domain/catalog/load.ts';
-import { createCipher, encryptionKeyFile, resolveEncryptionKey } from './lib/iban-crypto.ts';
+import { createCipher, encryptionKeyFile, previousKeys, resolveEncryptionKey } from './lib/iban-crypto.ts';
 import { checkHostResolves, databaseFailure, listenFailure, reasonOf, StartFailure } from './lib/start-failure.ts';
 import { verifyDataKey } from './domain/platform/data-key-check.ts';
 import { verifyEnvironment } from './domain/platform/environment-check.ts';
@@ -71,8 +71,9 @@ export async function startService(opts: StartOptions): Promise<Service> {
   await migrate(handle.db);
   // D186 (C0.1): a database records its environment at the first start; a process of the other one stops here
   await verifyEnvironment(handle.db, config.APP_ENV);
-  const cipher = createCipher(resolveEncryptionKey(config));
-  // D153: a process whose key is not the one the database's data was encrypted with stops here
+  // D251: the current key encrypts; DATA_ENCRYPTION_KEYS_PREVIOUS only decrypt (a rotation)
+  const cipher = createCipher(resolveEncryptionKey(config), previousKeys(config.DATA_ENCRYPTION_KEYS_PREVIOUS));
+  // D153, D251: a process that lacks a key the database's data may be encrypted with stops here
   await verifyDataKey(handle.db, cipher, config.DATA_ENCRYPTION_KEY ? 'configured' : encryptionKeyFile(config.DATA_DIR));
   // /readyz: 503 until the end of this function (migrations are already applied here)
   const startup: StartupState = { step: 'creating the month partitions', complete: false };

@@ -1,5 +1,6 @@
 // npm run admin -- <command>: a CLI over the HTTP admin API (C1.6). It talks to a running service:
 // base URL from ADMIN_URL (else PUBLIC_BASE_URL, else http://localhost:$PORT), token from ADMIN_TOKEN.
+// One command, reencrypt-data (D251), opens the database itself instead (reencrypt-data.ts).
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { reasonOf } from '../lib/start-failure.ts';
@@ -54,6 +55,15 @@ Commands:
   remote-stop <charger_id> <transaction_id> 1.6 RemoteStopTransaction (the integer transactionId)
   request-stop <charger_id> <transaction_id>
                                             2.0.1 RequestStopTransaction
+  reencrypt-data [--check] [--batch-size N]
+                                            D251, a key rotation's step 3; not over the admin API: opens
+                                            DATABASE_URL (or DATA_DIR's PGlite, service stopped) with this
+                                            shell's DATA_ENCRYPTION_KEY and DATA_ENCRYPTION_KEYS_PREVIOUS, writes
+                                            every IBAN and mandate-link token again under the current key (batches
+                                            of N, default 200; resumable, safe beside the running service) and
+                                            prints the counts; exit 0 once nothing needs a previous key (then drop
+                                            it), 1 with unreadable rows (named) or data still under an old key.
+                                            --check counts and writes nothing (exit 1 only for unreadable rows)
   request <METHOD> <PATH> [json]            any admin request, e.g.
                                             request POST /admin/catalog/models '{"brand":"X","model":"Y","mid_meter":true}'
                                             request GET /admin/outbox
@@ -260,6 +270,11 @@ export async function runAdminCli(argv: string[], env: Record<string, string | u
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     io.out(HELP);
     return argv.length === 0 ? 1 : 0;
+  }
+  // D251: works on the database itself, with the keys of this environment (no ADMIN_TOKEN, nothing sent)
+  if (argv[0] === 'reencrypt-data') {
+    const { runReencryptData } = await import('./reencrypt-data.ts');
+    return runReencryptData(argv.slice(1), env, io);
   }
   let req: ReturnType<typeof toRequest>;
   try {

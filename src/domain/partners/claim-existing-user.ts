@@ -7,22 +7,26 @@ import { sql } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { newUnsubscribeToken, queueMessages } from '../invites/outbox.ts';
 import { operatorOf } from '../../lib/operator.ts';
-import { timingSafeEqualStr } from '../../lib/secrets.ts';
 import type { Locale } from '../mandates/index.ts';
 
 /** At most one confirmation e-mail per draft in this many minutes (a claim page posted again sends no more). */
 const CONFIRM_MAIL_MINUTES = 10;
 
-const code = (deps: Deps, draftId: string, userId: string) => deps.cipher.mac(`claim-link:${draftId}:${userId}`);
+/** what the code of a draft for a user is a MAC of */
+const codeData = (draftId: string, userId: string) => `claim-link:${draftId}:${userId}`;
+const code = (deps: Deps, draftId: string, userId: string) => deps.cipher.mac(codeData(draftId, userId));
 
 /** The user whose e-mail address the draft names, if there is one. */
 export async function userOfDraftEmail(deps: Deps, emailLower: string): Promise<{ id: string } | undefined> {
   return deps.db.selectFrom('users').select('id').where(sql<string>`lower(email)`, '=', emailLower).executeTakeFirst();
 }
 
-/** Whether `given` is the confirmation code of this draft for this user. */
+/**
+ * Whether `given` is the confirmation code of this draft for this user. D251: under any configured data key, so a
+ * link e-mailed before a key rotation confirms while the old key is still configured as a previous one.
+ */
 export function confirmsExistingUser(deps: Deps, draftId: string, userId: string, given: string | undefined): boolean {
-  return typeof given === 'string' && given.length > 0 && given.length <= 100 && timingSafeEqualStr(given, code(deps, draftId, userId));
+  return typeof given === 'string' && given.length > 0 && given.length <= 100 && deps.cipher.verifyMac(codeData(draftId, userId), given);
 }
 
 const MAIL = {
