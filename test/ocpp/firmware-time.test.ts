@@ -167,6 +167,28 @@ describe("D255: a start quarantined for its data is answered its id tag's verdic
     expect(stored || q.some((x) => x.action === 'MeterValues')).toBe(true);
   });
 
+  it('D262: the readings and the stop of a transaction whose start is quarantined stay with it, never in another session', async () => {
+    let sent = 0;
+    const ch = await withCharger('ocpp1.6', async (cli) => {
+      // connector 2 charges in a session of its own, left open
+      const other = (await cli.call('StartTransaction', { connectorId: 2, idTag: 'TAG', meterStart: 5_000_000, timestamp: at(1) })) as { transactionId: number };
+      expect(other.transactionId).toBeGreaterThan(0);
+      // connector 1's start is unusable (a reset clock): quarantined, answered Accepted, the car charges
+      const { transactionId } = (await cli.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 1_000_000, timestamp: '2000-01-01T00:00:30Z' })) as { transactionId: number };
+      sent = transactionId;
+      expect(await cli.call('MeterValues', { connectorId: 1, transactionId, meterValue: [energyValue('ocpp1.6', at(2), 1_000_200)] })).toEqual({});
+      expect(await cli.call('StopTransaction', { transactionId, meterStop: 1_000_400, timestamp: at(4) })).toEqual({});
+    });
+    // before: the stop closed connector 2's session (the one open session of the charger) with connector 1's meterStop,
+    // and the reading was stored outside any session
+    const sessions = await sessionsOf(ch.chargerId);
+    expect(sessions.map((x) => [x.status, x.meter_stop_wh, x.end_provisional])).toEqual([['active', null, false]]);
+    expect((await readingsOf(ch.chargerId)).map((r) => r.wh)).toEqual(['5000000']);
+    const q = await quarantineOf(ch.chargerId);
+    expect(q.map((x) => x.action)).toEqual(['StartTransaction', 'MeterValues', 'StopTransaction']);
+    for (const x of q.slice(1)) expect(x.reason).toBe(`its StartTransaction (transaction id ${sent}) is in the quarantine: replay the start first, then this message`);
+  });
+
   it('2.0.1: an unusable TransactionEvent that carried an idToken is answered its verdict (none without one)', async () => {
     const ch = await anOcppCharger(svc, user);
     await setPolicy(ch.chargerId, [{ id_token: 'GOOD', status: 'Accepted' }]);

@@ -8,9 +8,9 @@
 // stores without a session: C4.6 attaches a reading without a transaction by connector and time to the session
 // running on that connector then (sessions.ts runsAt: started at or before it, not ended before it), as it does a
 // reading naming a transaction of which there is no session; connector 0 is station-level and attached to none. The
-// statement leaves out every message with a reading that falls in a session or naming a transaction that has one:
-// the one-message path places them. Each reading is stored as storeReadings stores it (session none, the arrival
-// flag as its anomaly, a replay by the same rule).
+// statement leaves out every message with a reading that falls in a session or naming a transaction that has one, or
+// whose start is in the quarantine (D262): the one-message path places them. Each reading is stored as storeReadings
+// stores it (session none, the arrival flag as its anomaly, a replay by the same rule).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { PREPARED } from '../../db/prepared.ts';
@@ -96,9 +96,13 @@ async function writeIdle(db: Db, items: Array<BatchItem | null>, now: Date, all:
         named.length === 0
           ? sql``
           : sql`union
-      -- a named transaction that has a session: the readings are that session's
+      -- a named transaction that has a session: the readings are that session's; one whose start is in the
+      -- quarantine (D262): the one-message path keeps them with it
       select n.charger_id from json_to_recordset(${JSON.stringify(named)}::json) as n(charger_id uuid, transaction_id text)
-       where exists (select 1 from charging_sessions s where s.charger_id = n.charger_id and s.transaction_id = n.transaction_id)`
+       where exists (select 1 from charging_sessions s where s.charger_id = n.charger_id and s.transaction_id = n.transaction_id)
+          or exists (select 1 from ocpp_quarantine q
+                      where q.charger_id = n.charger_id and q.action = 'StartTransaction' and q.ack->>'transactionId' = n.transaction_id
+                        and (q.replay_result is null or q.replay_result <> 'applied'))`
       }
     ),
     readings as (

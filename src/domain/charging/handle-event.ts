@@ -25,6 +25,7 @@ import {
   registerReading,
   reopenIfStillRunning,
   sessionsAt,
+  quarantinedStart,
   sessionForStop,
   reusesTransactionId,
   type SessionRow,
@@ -61,6 +62,10 @@ async function chargerMaxW(deps: Deps, ctx: EventContext): Promise<number> {
 
 /** Thrown when a transaction message cannot be placed: the edge acknowledges it and quarantines it. */
 export class UnplaceableMessage extends Error {}
+
+/** D262: a message of a transaction whose StartTransaction is in the quarantine (replay the start first, then it). */
+const startQuarantined = (transactionId: string) =>
+  new UnplaceableMessage(`its StartTransaction (transaction id ${transactionId}) is in the quarantine: replay the start first, then this message`);
 
 export async function handleChargerEvent(deps: Deps, ctx: EventContext, ev: ChargerEvent): Promise<EventOutcome> {
   switch (ev.kind) {
@@ -283,6 +288,7 @@ async function ended(deps: Deps, ctx: EventContext, ev: Extract<ChargerEvent, { 
       session = await sessionOrCreate(trx, chargerId, ev.ref.transactionId, ev.connectorId ?? 1, ev.idTag, ev.endedAt, ev.readings);
     }
     if (!session) {
+      if (ev.ref.kind === 'gateway' && (await quarantinedStart(trx, chargerId, ev.ref.transactionId))) throw startQuarantined(ev.ref.transactionId);
       const sent = ev.ref.kind === 'unknown' ? ev.ref.sent : ev.ref.transactionId;
       throw new UnplaceableMessage(`no session matches transaction id ${sent} by id, connector and time`);
     }
@@ -329,6 +335,8 @@ async function meterValues(deps: Deps, ctx: EventContext, ev: Extract<ChargerEve
   return deps.db.transaction().execute(async (trx) => {
     const namedId = namedTransactionOf(ev);
     const named = namedId !== null ? await findByTransactionId(trx, chargerId, namedId) : undefined;
+    // D262: the readings of a transaction whose start is in the quarantine are kept with it, not placed by time
+    if (namedId !== null && !named && (await quarantinedStart(trx, chargerId, namedId))) throw startQuarantined(namedId);
     if (named) await reopenIfStillRunning(trx, named, ev.readings);
     // the readings grouped by the session they belong to ('' = none), each group stored in one statement
     const groups = new Map<string, { session: SessionRow | undefined; readings: EnergyReading[] }>();

@@ -181,8 +181,10 @@ export async function sessionForStop(
   if (ref.kind !== 'unknown') {
     // D178: a charger-named id may have been reused: the generation whose span holds the stop's time
     const known = ref.kind === 'charger' ? await findGeneration(trx, chargerId, ref.transactionId, endedAt) : await findByTransactionId(trx, chargerId, ref.transactionId);
-    // an id this charger never got from us is treated like -1: matched by connector and time
     if (known || ref.kind === 'charger') return known;
+    // D262: the id we gave a start that is in the quarantine: its stop is no other session's (kept beside its start)
+    if (await quarantinedStart(trx, chargerId, ref.transactionId)) return undefined;
+    // an id this charger never got from us is treated like -1: matched by connector and time
   }
   let q = trx
     .selectFrom('charging_sessions')
@@ -223,6 +225,24 @@ export function registerReading(at: Date, wh: bigint | null, context: string): E
   return wh === null
     ? []
     : [{ measuredAt: at, measurand: ENERGY_REGISTER, phase: '', wh, context, signedData: null }];
+}
+
+/**
+ * D262: whether this charger got `transactionId` in the acknowledgement of a 1.6 StartTransaction that is kept in the
+ * quarantine and was not applied since (D255: the charger charges under it). Its MeterValues and its stop belong to
+ * that transaction: placed by connector and time they would land in another session, or outside any.
+ */
+export async function quarantinedStart(trx: Db, chargerId: string, transactionId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('ocpp_quarantine')
+    .select('id')
+    .where('charger_id', '=', chargerId)
+    .where('action', '=', 'StartTransaction')
+    .where(sql<string>`ack->>'transactionId'`, '=', transactionId)
+    .where((eb) => eb.or([eb('replay_result', 'is', null), eb('replay_result', '!=', 'applied')]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** A fresh 1.6 transaction id outside any session (the acknowledgement of a quarantined StartTransaction). */
