@@ -52,11 +52,12 @@ async function database(name: string, owner: string): Promise<string> {
   return d;
 }
 
+// dropping a database checkpoints; on a machine loaded by the whole suite that took over a minute once
 afterAll(async () => {
   if (!base) return;
   for (const d of made.databases) await query(`drop database if exists ${d} with (force)`).catch(() => undefined);
   for (const r of made.roles) await query(`drop role if exists ${r}`).catch(() => undefined);
-});
+}, 180_000);
 
 function run(script: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
   return promisify(execFile)(process.execPath, nodeArgs(script), {
