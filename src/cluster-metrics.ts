@@ -12,7 +12,11 @@ import { AggregatorRegistry, Counter, Gauge, Registry, type MetricObjectWithValu
 // prom-client's own messages between the primary and a worker's AggregatorRegistry (prom-client/lib/cluster.js)
 const GET_METRICS_REQ = 'prom-client:getMetricsReq';
 const GET_METRICS_RES = 'prom-client:getMetricsRes';
-/** How long the primary waits for a worker's registry (prom-client's own timeout is the same). */
+/**
+ * How long the primary waits for a worker's registry (prom-client's own timeout is the same). D266: a worker's collects
+ * that read the database wait 1.5 s at most (the outbox gauges, src/domain/invites/metrics.ts), so a database that does
+ * not answer never makes a worker silent here: its `db_up`, `bus_up` and pool gauges are always in the sum.
+ */
 const WORKER_ANSWER_MS = 5_000;
 
 type RegistryJson = MetricObjectWithValues<MetricValue<string>>[];

@@ -20,7 +20,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { Db, DbHandle } from './database.ts';
+import { CLIENT_KEEPALIVE, withServiceOptions, type Db, type DbHandle } from './database.ts';
 import { throttledLog } from '../lib/throttled-log.ts';
 
 export type BusPayload = Record<string, unknown>;
@@ -49,6 +49,8 @@ export interface Bus {
   listening(topic: string): Promise<void>;
   /** Called after the listening connection came back: events may have been missed, read the durable state. */
   onResync(handler: () => void): () => void;
+  /** D264: called when the listening connection was lost or found dead (events do not arrive until onResync). */
+  onLost(handler: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -64,8 +66,20 @@ export async function publish(db: Db, topic: string, payload: BusPayload): Promi
   await sql`select pg_notify(${channelOf(topic)}, ${text})`.execute(db);
 }
 
-export function createBus(handle: DbHandle, logger: Logger): Bus {
+/** D264: how often the listening connection is checked with a round trip of its own, and how long that may take */
+export const BUS_CHECK_INTERVAL_MS = 30_000;
+export const BUS_CHECK_TIMEOUT_MS = 5_000;
+
+export interface BusOptions {
+  /** D264: a round trip on the listening connection this often (ms; default BUS_CHECK_INTERVAL_MS, 0: none) */
+  checkIntervalMs?: number;
+  /** D264: a check not answered within this (ms; default BUS_CHECK_TIMEOUT_MS) closes and reopens the connection */
+  checkTimeoutMs?: number;
+}
+
+export function createBus(handle: DbHandle, logger: Logger, opts: BusOptions = {}): Bus {
   const handlers = new Map<string, Set<BusHandler>>();
+  const lost = new Set<() => void>();
   /** each channel listened on, with its LISTEN (settled, never rejected) */
   const listened = new Map<string, Promise<void>>();
   const resync = new Set<() => void>();
@@ -98,8 +112,23 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
     }
   };
 
+  const afterLoss = () => {
+    for (const h of lost) {
+      try {
+        h();
+      } catch (err) {
+        logger.error({ err }, 'bus: a loss handler failed');
+      }
+    }
+  };
+
   const transport: Transport =
-    handle.kind === 'pg' ? pgTransport(handle.url!, logger, deliver, () => [...listened.keys()], afterReconnect) : pgliteTransport(handle, deliver);
+    handle.kind === 'pg'
+      ? pgTransport(handle.url!, logger, deliver, () => [...listened.keys()], afterReconnect, afterLoss, {
+          checkIntervalMs: opts.checkIntervalMs ?? BUS_CHECK_INTERVAL_MS,
+          checkTimeoutMs: opts.checkTimeoutMs ?? BUS_CHECK_TIMEOUT_MS,
+        })
+      : pgliteTransport(handle, deliver);
 
   const listenOn = (channel: string): Promise<void> => {
     let done = listened.get(channel);
@@ -131,9 +160,14 @@ export function createBus(handle: DbHandle, logger: Logger): Bus {
       resync.add(handler);
       return () => resync.delete(handler);
     },
+    onLost(handler) {
+      lost.add(handler);
+      return () => lost.delete(handler);
+    },
     async close() {
       handlers.clear();
       resync.clear();
+      lost.clear();
       await transport.close();
     },
   };
@@ -204,8 +238,12 @@ export async function checkBusDelivery(target: BusCheckTarget, timeoutMs = DELIV
   }
 }
 
-/** D245: checkBusDelivery now, and again after each time the listening connection came back (bus_up follows). */
+/**
+ * D245: checkBusDelivery now, and again after each time the listening connection came back (bus_up follows).
+ * D264: bus_up is 0 from the moment the listening connection is lost or found dead until that check after its return.
+ */
 export function watchBusDelivery(target: BusCheckTarget, timeoutMs = DELIVERY_CHECK_MS): Promise<boolean | null> {
+  target.bus.onLost(() => busUpGauge(target.metrics).set(0));
   target.bus.onResync(() => void checkBusDelivery(target, timeoutMs).catch(() => undefined));
   return checkBusDelivery(target, timeoutMs);
 }
@@ -222,8 +260,11 @@ function pgTransport(
   deliver: (channel: string, text: string | undefined) => void,
   channels: () => string[],
   afterReconnect: () => void,
+  afterLoss: () => void,
+  check: { checkIntervalMs: number; checkTimeoutMs: number },
 ): Transport {
   let client: pg.Client | undefined;
+  let checking: NodeJS.Timeout | undefined;
   let connecting: Promise<pg.Client> | undefined;
   let closed = false;
   let attempt = 0;
@@ -243,7 +284,13 @@ function pgTransport(
   const connect = (): Promise<pg.Client> => {
     connecting ??= (async () => {
       // a connection that cannot be opened (server at max_connections, network cut) fails after this and is retried
-      const c = new pg.Client({ connectionString: url, application_name: 'ere-gateway-bus', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      // D264, D265: TCP keepalive on the client, and the service's startup options (the server's keepalive among them)
+      const c = new pg.Client({
+        ...withServiceOptions(url),
+        application_name: 'ere-gateway-bus',
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        ...CLIENT_KEEPALIVE,
+      });
       c.on('notification', (n) => deliver(n.channel, n.payload));
       c.on('error', (err) => throttledLog(logger).event('warn', 'bus.connection_failed', { err }, 'bus: the listening connection failed'));
       c.on('end', () => {
@@ -251,6 +298,7 @@ function pgTransport(
         client = undefined;
         if (closed) return;
         throttledLog(logger).event('warn', 'bus.connection_lost', {}, 'bus: the listening connection was lost; opening it again');
+        afterLoss();
         scheduleReconnect();
       });
       try {
@@ -291,6 +339,39 @@ function pgTransport(
     }, ms);
     retry.unref();
   };
+  /**
+   * D264: the listening connection only receives, so a dead one (the server gone, the network dropping its packets,
+   * the server's side closed while ours stays open) says nothing: no error, no end, events stop. A round trip on it
+   * every checkIntervalMs that does not come back within checkTimeoutMs (or fails) closes it; its 'end' then reopens
+   * it with every channel (bus.connection_lost, subscribers told to resync, bus_up 0 until the delivery check after).
+   */
+  const checkConnection = () => {
+    const c = client;
+    if (!c || closed) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${check.checkTimeoutMs} ms`)), check.checkTimeoutMs);
+    });
+    Promise.race([c.query('select 1'), late]).then(
+      () => clearTimeout(timer),
+      (err: unknown) => {
+        clearTimeout(timer);
+        if (client !== c || closed) return;
+        throttledLog(logger).event(
+          'warn',
+          'bus.connection_dead',
+          { reason: err instanceof Error ? err.message : String(err), timeoutMs: check.checkTimeoutMs },
+          'bus: the listening connection did not answer its check; closing it and opening it again',
+        );
+        (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      },
+    );
+  };
+  if (check.checkIntervalMs > 0) {
+    checking = setInterval(checkConnection, check.checkIntervalMs);
+    checking.unref();
+  }
+
   const ready = async (): Promise<pg.Client | undefined> => {
     if (client) return client;
     try {
@@ -311,6 +392,7 @@ function pgTransport(
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
+      if (checking) clearInterval(checking);
       const c = client ?? (await connecting?.catch(() => undefined));
       client = undefined;
       await c?.end().catch(() => {});

@@ -43,10 +43,16 @@ export interface DbOptions {
   DB_STATEMENT_TIMEOUT_MS?: number | undefined;
   /** PostgreSQL: the ingest batch statements as named prepared statements (prepared.ts, D82; default true) */
   DB_PREPARED_STATEMENTS?: boolean | undefined;
+  /** tests: the client-side bound of a round trip in ms, before DB_STATEMENT_TIMEOUT_MS + QUERY_TIMEOUT_MARGIN_MS (D263) */
+  queryTimeoutMs?: number;
+  /** tests: how long getting a connection may take, in ms, before CONNECT_TIMEOUT_MS */
+  connectTimeoutMs?: number;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 export const DEFAULT_POOL_SIZE = 10;
+/** how long getting a pooled connection (a free one, or a new one opened) may take */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** D225: what a node-postgres pool holds now, for the pool gauges of /metrics (db/health.ts) */
 export interface PoolStats {
@@ -80,8 +86,14 @@ export function poolStats(db: Db): PoolStats | undefined {
  * read fails a concurrent update the same way). Both travel in the startup parameter `options`, so they hold from the first statement of every connection
  * and over the database's and role's own settings (ALTER DATABASE/ROLE … SET). The connection string's own `options`
  * come after ours, so a deployment can still change either.
+ * D265: and PostgreSQL probes each of the service's connections after 60 s of silence, every 10 s, 6 times: a
+ * backend whose client is gone (a NAT or firewall that dropped the connection's state, a host that vanished) ends
+ * within about 2 minutes, with its session's advisory locks and an open transaction's row locks, instead of after
+ * the server's default of about 2 h 11 min (tcp_keepalives_idle 7200). The three are ordinary settings (any role may
+ * set them); on a Unix socket PostgreSQL ignores them.
  */
-export const SERVICE_OPTIONS = '-c jit=off -c default_transaction_isolation=read\\ committed';
+export const SERVICE_OPTIONS =
+  '-c jit=off -c default_transaction_isolation=read\\ committed -c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=6';
 
 export function withServiceOptions(url: string): { connectionString: string; options: string } {
   try {
@@ -95,8 +107,114 @@ export function withServiceOptions(url: string): { connectionString: string; opt
   }
 }
 
+/** D263: how far above DB_STATEMENT_TIMEOUT_MS the client gives up on a round trip (the server's own cancel normally wins) */
+export const QUERY_TIMEOUT_MARGIN_MS = 5_000;
+/** D263: TCP keepalive on every connection the service opens: the first probe after this much silence */
+export const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
+/** D263: node-postgres' TCP keepalive settings, for the pool, the event bus's and any other connection of the service */
+export const CLIENT_KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS } as const;
+
+/** D263: the client-side bound of a round trip for a statement_timeout of `statementMs` (0, none: none either) */
+export function queryTimeoutFor(statementMs: number): number {
+  return statementMs > 0 ? statementMs + QUERY_TIMEOUT_MARGIN_MS : 0;
+}
+
+/** D263: a round trip the database did not answer within the client-side bound; its connection was closed. */
+export class QueryTimeoutError extends Error {
+  /** SQLSTATE connection_failure: the connection is gone (closed here), the database unreachable or too slow */
+  readonly code = '08006';
+  constructor(timeoutMs: number, cause: unknown) {
+    super(`Query read timeout: the database did not answer within ${timeoutMs} ms; the connection was closed`, { cause });
+    this.name = 'QueryTimeoutError';
+  }
+}
+
+/** `set statement_timeout = <ms>` and `reset statement_timeout`, as migrate() sends them */
+const STATEMENT_TIMEOUT_SET = /^\s*(?:set\s+(?:session\s+)?statement_timeout\s*(?:=|to)\s*'?(\d+)'?|reset\s+statement_timeout)\s*;?\s*$/i;
+
+type ClientClass = typeof pg.Client;
+interface ClientInternals {
+  /** node-postgres' own flag, which pg-pool reads when a client comes back: false, the client leaves the pool */
+  _queryable: boolean;
+  connectionParameters: { query_timeout?: number | false };
+  connection: { stream: { destroy(): void } };
+}
+
+/**
+ * D263: a pg client whose every round trip is bounded on the client side (node-postgres' `query_timeout`, the pool's
+ * option). node-postgres only fails the query when the time is up: the connection stays in use by the unanswered
+ * statement, goes back to the pool, and the next query on it waits behind that one (for ever on a half-open socket; a
+ * late answer arriving on a reused connection). Here the connection is closed at once, so the pool drops it and the
+ * next query opens a new one, and the error becomes a QueryTimeoutError (SQLSTATE 08006): transient (C4.11), 503
+ * service_unavailable over HTTP and CALLERROR InternalError for a charger (D155).
+ * The bound follows the session's statement_timeout: `set statement_timeout = 0` (the migrations) lifts it on that
+ * connection, `reset statement_timeout` brings it back, as the server's limit does.
+ */
+function boundedClient(Base: ClientClass): ClientClass {
+  return class BoundedClient extends Base {
+    private readonly defaultBound = (this as unknown as ClientInternals).connectionParameters.query_timeout || 0;
+
+    private settings(): ClientInternals['connectionParameters'] {
+      return (this as unknown as ClientInternals).connectionParameters;
+    }
+
+    /** err as it should reach the caller; a read timeout closes the connection first */
+    private failed(err: unknown): unknown {
+      if (!(err instanceof Error) || err.message !== 'Query read timeout') return err;
+      const timeoutMs = Number(this.settings().query_timeout) || this.defaultBound;
+      // not queryable from now on: the pool removes it when it comes back (its socket's close comes a tick later,
+      // and a query handed this connection meanwhile met "Connection terminated unexpectedly")
+      (this as unknown as ClientInternals)._queryable = false;
+      try {
+        (this as unknown as ClientInternals).connection.stream.destroy();
+      } catch {
+        // already gone
+      }
+      return new QueryTimeoutError(timeoutMs, err);
+    }
+
+    /** after a statement succeeded: the bound follows a change of the session's statement_timeout */
+    private follow(text: unknown): void {
+      if (typeof text !== 'string') return;
+      const m = STATEMENT_TIMEOUT_SET.exec(text);
+      if (!m) return;
+      const bound = m[1] === undefined ? this.defaultBound : queryTimeoutFor(Number(m[1]));
+      this.settings().query_timeout = bound || false;
+    }
+
+    override query(...args: any[]): any {
+      const text = args[0] as unknown;
+      const last = args.length - 1;
+      if (last > 0 && typeof args[last] === 'function') {
+        const cb = args[last] as (err: unknown, res: unknown) => void;
+        args[last] = (err: unknown, res: unknown) => {
+          if (!err) this.follow(text);
+          cb(err ? this.failed(err) : err, res);
+        };
+        return (super.query as (...a: unknown[]) => unknown)(...args);
+      }
+      const r = (super.query as (...a: unknown[]) => unknown)(...args) as Promise<unknown> | undefined;
+      if (!r || typeof (r as { then?: unknown }).then !== 'function') return r;
+      return r.then(
+        (res) => {
+          this.follow(text);
+          return res;
+        },
+        (err: unknown) => {
+          throw this.failed(err);
+        },
+      );
+    }
+  } as unknown as ClientClass;
+}
+
+const BoundedPlainClient = boundedClient(pg.Client);
+const BoundedPreparingClient = boundedClient(PreparingClient);
+
 export async function createDb(opts: DbOptions): Promise<DbHandle> {
   if (opts.DATABASE_URL) {
+    const statementTimeout = opts.DB_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    const queryTimeout = opts.queryTimeoutMs ?? queryTimeoutFor(statementTimeout);
     const pool = new pg.Pool({
       // D132, D244: no JIT compilation, READ COMMITTED (first, so `options` in DATABASE_URL may change them)
       ...withServiceOptions(opts.DATABASE_URL),
@@ -104,10 +222,14 @@ export async function createDb(opts: DbOptions): Promise<DbHandle> {
       max: opts.poolSize ?? opts.DB_POOL_SIZE ?? DEFAULT_POOL_SIZE,
       application_name: 'ere-gateway',
       // a server that does not answer fails requests (and /readyz) instead of queueing them forever
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       // C4.12: sent as a startup parameter, so it holds on every connection of the pool from its first statement
-      statement_timeout: opts.DB_STATEMENT_TIMEOUT_MS ?? DEFAULT_STATEMENT_TIMEOUT_MS,
-      ...(opts.DB_PREPARED_STATEMENTS === false ? {} : { Client: PreparingClient }),
+      statement_timeout: statementTimeout,
+      // D263: every round trip bounded on the client too (the server never sees a statement the network drops; a
+      // timed-out connection is closed, boundedClient), and TCP keepalive so that an idle dead connection is noticed
+      ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
+      ...CLIENT_KEEPALIVE,
+      Client: opts.DB_PREPARED_STATEMENTS === false ? BoundedPlainClient : BoundedPreparingClient,
     });
     // A pool error on an idle client (server restart) must not crash the process.
     pool.on('error', () => {});

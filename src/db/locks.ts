@@ -15,17 +15,44 @@ function localLocks(db: Db): Map<string, Promise<unknown>> {
   return m;
 }
 
+/** D265: how the lock's connection shows the server it is alive while fn runs (PostgreSQL only) */
+export interface LockLiveness {
+  /** a round trip on the lock's connection this often while fn runs (default 10 s) */
+  heartbeatMs: number;
+  /** the lock's session ends on the server when it has been idle this long (idle_session_timeout; default 60 s) */
+  idleSessionTimeoutMs: number;
+}
+export const DEFAULT_LOCK_LIVENESS: LockLiveness = { heartbeatMs: 10_000, idleSessionTimeoutMs: 60_000 };
+
+export interface AdvisoryLockOptions {
+  wait: boolean;
+  /**
+   * D265: the lock could not be released after fn (its connection was lost: the server ends the session, and the
+   * lock with it). fn's own outcome is returned or thrown all the same; this is told the error (default: ignored).
+   */
+  onUnlockFailed?: (err: unknown) => void;
+  liveness?: LockLiveness;
+}
+
+/** databases whose server has no idle_session_timeout (before PostgreSQL 14): no heartbeat there */
+const noIdleSessionTimeout = new WeakSet<Db>();
+
 /**
  * Runs fn under the lock `name`. With wait=false it returns { acquired: false } at once when the lock is taken;
  * with wait=true it waits for the holder. fn's own errors propagate. fn is handed the connection that holds the
  * lock (PGlite: db itself), for work that had better stay on one backend than take a second one from the pool.
+ * D265: on PostgreSQL the lock's session gets `idle_session_timeout` (liveness, 60 s) and a round trip every 10 s
+ * while fn runs, so a lock whose process or network is gone (the server's side of the connection left open, as when
+ * a NAT or firewall dropped its state) is released by the server within that time instead of the ~2 h its TCP
+ * keepalive takes; the setting is reset before the connection goes back to the pool. A failed unlock (the connection
+ * lost meanwhile) no longer replaces fn's outcome: it is told to onUnlockFailed.
  */
 export async function withAdvisoryLock<T>(
   db: Db,
   kind: 'pg' | 'pglite',
   name: string,
   fn: (held: Db) => Promise<T>,
-  opts: { wait: boolean },
+  opts: AdvisoryLockOptions,
 ): Promise<{ acquired: true; value: T } | { acquired: false }> {
   if (kind === 'pglite') {
     const locks = localLocks(db);
@@ -48,12 +75,49 @@ export async function withAdvisoryLock<T>(
       const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${LOCK_NAMESPACE}, hashtext(${name})) as ok`.execute(conn);
       if (!got.rows[0]?.ok) return { acquired: false } as const;
     }
+    let stopHeartbeat = async () => {};
     try {
+      stopHeartbeat = await keepAlive(db, conn, opts.liveness ?? DEFAULT_LOCK_LIVENESS);
       return { acquired: true, value: await fn(conn) } as const;
     } finally {
-      await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, hashtext(${name}))`.execute(conn);
+      await stopHeartbeat();
+      try {
+        await sql`select pg_advisory_unlock(${LOCK_NAMESPACE}, hashtext(${name}))`.execute(conn);
+        if (!noIdleSessionTimeout.has(db)) await sql`reset idle_session_timeout`.execute(conn);
+      } catch (err) {
+        // the connection is broken: the pool drops it, and the server ends the session and its lock
+        opts.onUnlockFailed?.(err);
+      }
     }
   });
+}
+
+/** D265: idle_session_timeout on the lock's session and a round trip on it every heartbeatMs; returns the stop. */
+async function keepAlive(db: Db, conn: Db, liveness: LockLiveness): Promise<() => Promise<void>> {
+  if (noIdleSessionTimeout.has(db)) return async () => {};
+  try {
+    await sql`select set_config('idle_session_timeout', ${String(Math.max(1, Math.round(liveness.idleSessionTimeoutMs)))}, false)`.execute(conn);
+  } catch (err) {
+    // 42704: a server before PostgreSQL 14; its TCP keepalive settings (SERVICE_OPTIONS) are what is left
+    if ((err as { code?: unknown }).code === '42704') {
+      noIdleSessionTimeout.add(db);
+      return async () => {};
+    }
+    throw err;
+  }
+  let beat: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    // one at a time; a round trip queues behind fn's own work on this connection (one connection, one statement)
+    beat ??= sql`select 1`
+      .execute(conn)
+      .catch(() => undefined)
+      .finally(() => (beat = undefined));
+  }, liveness.heartbeatMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await beat;
+  };
 }
 
 /** Which of `names` any process (PGlite: this one) holds now, in one statement: for reading, never for deciding to run. */

@@ -17,7 +17,7 @@ const TRANSIENT_CODES = new Set([
 const TRANSIENT_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 /** node-postgres reports a lost or unobtainable connection by message only */
 const TRANSIENT_MESSAGE =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Cannot use a pool after calling end|the database system is (starting up|shutting down|in recovery)/i;
+  /Query read timeout|Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Cannot use a pool after calling end|the database system is (starting up|shutting down|in recovery)/i;
 
 function codeOf(err: unknown): string | undefined {
   const c = (err as { code?: unknown } | null)?.code;
@@ -63,8 +63,18 @@ export interface RetryOptions {
   /** attempts in all (default 4: waits of about 0.12, 0.36 and 1.08 s between them) */
   tries?: number;
   baseMs?: number;
+  /**
+   * D263: no new attempt begins once this long (ms, default RETRY_BUDGET_MS) has passed since the first began. The
+   * retries are for blips (a deadlock, a restart); an attempt that already waited out a timeout (the client-side bound
+   * of a round trip, DB_STATEMENT_TIMEOUT_MS + 5 s; a connection not had within 10 s) says the database is unreachable
+   * or stuck, and three more such waits held a charger's message past its own CALL timeout with no answer at all.
+   */
+  budgetMs?: number;
   onRetry?: (err: unknown, attempt: number) => void;
 }
+
+/** D263: the default time after which a failed attempt is not retried */
+export const RETRY_BUDGET_MS = 5_000;
 
 /**
  * Runs fn (a whole transaction: handlers are idempotent by content, so a repeat is safe) and repeats it on a
@@ -73,21 +83,23 @@ export interface RetryOptions {
  * message while its batch waits (a burst of 10,000 starts holds that many).
  */
 export function withTransientRetry<T>(fn: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  const startedAt = performance.now();
   let first: Promise<T>;
   try {
     first = fn();
   } catch (err) {
     first = Promise.reject(err);
   }
-  return first.catch((err: unknown) => retryAfter(err, fn, opts));
+  return first.catch((err: unknown) => retryAfter(err, fn, opts, startedAt));
 }
 
-/** The attempts after the first one failed with `err`. */
-async function retryAfter<T>(err: unknown, fn: () => Promise<T>, opts: RetryOptions): Promise<T> {
+/** The attempts after the first one (begun at `startedAt`, performance.now()) failed with `err`. */
+async function retryAfter<T>(err: unknown, fn: () => Promise<T>, opts: RetryOptions, startedAt: number): Promise<T> {
   const tries = opts.tries ?? 4;
   const base = opts.baseMs ?? 120;
+  const budget = opts.budgetMs ?? RETRY_BUDGET_MS;
   for (let attempt = 1; ; attempt++) {
-    if (attempt >= tries || !isTransientDbError(err)) throw err;
+    if (attempt >= tries || !isTransientDbError(err) || performance.now() - startedAt >= budget) throw err;
     opts.onRetry?.(err, attempt);
     const wait = base * 3 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
     await new Promise((r) => setTimeout(r, wait));

@@ -3,9 +3,12 @@
 // RATE_LIMIT_WINDOW_SECONDS started by the first failure). Up to RATE_LIMIT_ADMIN_FAIL_PER_MIN failures are
 // answered 401; after that every /admin request from that IP is answered 429 until the window ends, even one with
 // the right token, so the answer never tells a guesser whether a guess was right.
-// If the counters cannot be read, the token check alone decides (as the other limits, which skip on error).
+// If the counters cannot be read, the token check alone decides (as the other limits, which skip on error). D267: the
+// database being unavailable is then one warn line a minute with a count of the rest (db-unavailable.ts); any other
+// failure is a bug, an error line of its own.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { databaseUnavailableError, logDatabaseUnavailable } from './db-unavailable.ts';
 import { hitRateLimit, readRateLimit, type RateLimitHit } from '../domain/platform/rate-limits.ts';
 import { timingSafeEqualStr } from '../lib/secrets.ts';
 
@@ -23,7 +26,9 @@ export async function checkAdmin(deps: Deps, req: FastifyRequest, reply: Fastify
     // a right token only looks at the count; a failure adds to it (one atomic upsert, shared by every process)
     state = ok ? await readRateLimit(deps.db, key) : await hitRateLimit(deps.db, key, windowMs);
   } catch (err) {
-    req.log.warn({ err }, 'admin failure counter unavailable; the token check alone decides');
+    const down = databaseUnavailableError(err);
+    if (down) logDatabaseUnavailable(req, 'auth.admin_counter_unavailable', down, 'admin failure counter unavailable, the database is unavailable; the token check alone decides');
+    else req.log.error({ err }, 'admin failure counter unavailable; the token check alone decides');
   }
   if (state) {
     const windowS = Math.round(windowMs / 1000);

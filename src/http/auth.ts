@@ -8,7 +8,7 @@ import { resolveBearer } from '../domain/credentials/tokens.ts';
 import { PREFIX, type Scope } from '../domain/credentials/scopes.ts';
 import { checkAdmin } from './admin-auth.ts';
 import { timingSafeEqualStr } from '../lib/secrets.ts';
-import { DB_RETRY_AFTER_SECONDS } from './db-unavailable.ts';
+import { DB_RETRY_AFTER_SECONDS, databaseUnavailableError, logDatabaseUnavailable, registerServiceLogger } from './db-unavailable.ts';
 
 export type CredentialKind = 'cpo' | 'partner' | 'personal';
 
@@ -72,12 +72,17 @@ async function isPartnerKeyOfThisHost(deps: Deps, req: FastifyRequest, bearer: s
     const p = await resolveBearer(deps, bearer);
     return p?.kind === 'partner' && p.environment === deps.config.APP_ENV;
   } catch (err) {
-    req.log.warn({ err }, 'credential lookup failed; the admin check decides');
+    const down = databaseUnavailableError(err);
+    // D267: the database away is an outage (one warn line a minute); anything else is a bug
+    if (down) logDatabaseUnavailable(req, 'auth.partner_key_lookup_unavailable', down, 'credential lookup failed, the database is unavailable; the admin check decides');
+    else req.log.error({ err }, 'credential lookup failed; the admin check decides');
     return false;
   }
 }
 
 export function registerAuth(app: FastifyInstance, deps: Deps): void {
+  // D267: the outage lines of the requests go through this service's throttle (db-unavailable.ts)
+  registerServiceLogger(deps.logger);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const auth = req.routeOptions.config?.auth;
     if (!auth || 'public' in auth) return;
@@ -97,7 +102,11 @@ export function registerAuth(app: FastifyInstance, deps: Deps): void {
     try {
       principal = await resolveBearer(deps, bearer);
     } catch (err) {
-      req.log.error({ err }, 'credential lookup failed');
+      // D267: the database away is an outage, one warn line a minute with a count (no stack: it says nothing more);
+      // anything else is a bug, an error line of its own with its stack
+      const down = databaseUnavailableError(err);
+      if (down) logDatabaseUnavailable(req, 'auth.credential_lookup_unavailable', down, 'credential lookup failed, the database is unavailable; answered 503');
+      else req.log.error({ err }, 'credential lookup failed');
       // D155: a 503 tells the client when to try again, as the database-unavailable answer of the routes does
       return reply
         .code(503)

@@ -57,7 +57,16 @@ export async function runJobExclusive(deps: Deps, job: Job, trigger: JobTrigger 
 
   // D169: every run, scheduled or by hand, is known to the stopping service, which waits for it before closing the database
   const runs = runsOf(deps);
-  const pending = withAdvisoryLock(deps.db, deps.dbKind, `job:${job.name}`, run, { wait: false });
+  // D265: a lock that could not be released after the run (its connection lost) is logged; the run's own outcome,
+  // as recorded in job_runs, is what the caller gets (it answered 500 job_failed for a run recorded ok)
+  const onUnlockFailed = (err: unknown) =>
+    throttledLog(deps.logger).event(
+      'warn',
+      'job.unlock_failed',
+      { job: job.name, reason: err instanceof Error ? err.message : String(err) },
+      "job: its advisory lock could not be released (the lock's connection was lost); the server ends that session and releases the lock",
+    );
+  const pending = withAdvisoryLock(deps.db, deps.dbKind, `job:${job.name}`, run, { wait: false, onUnlockFailed });
   runs.add(pending);
   const r = await pending.finally(() => runs.delete(pending));
   if (r.acquired) return r.value;

@@ -8,7 +8,8 @@ import { createTestDb, type TestDb } from '../helpers/db.ts';
 
 describe('JIT on the service connections (D132)', () => {
   it('keeps the connection string but moves its options after jit=off', () => {
-    const ours = '-c jit=off -c default_transaction_isolation=read\\ committed';
+    // D265: and the server's TCP keepalive on them (a dead client's backend, and its locks, gone in about 2 minutes)
+    const ours = '-c jit=off -c default_transaction_isolation=read\\ committed -c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=6';
     expect(withServiceOptions('postgresql://u@h:5432/db')).toEqual({ connectionString: 'postgresql://u@h:5432/db', options: ours });
     const own = withServiceOptions('postgresql://u@h:5432/db?sslmode=disable&options=-c%20jit%3Don%20-c%20work_mem%3D8MB');
     expect(own.options).toBe(`${ours} -c jit=on -c work_mem=8MB`);

@@ -70,6 +70,25 @@ describe('withTransientRetry', () => {
   });
 });
 
+// D263: an attempt that already waited out a timeout (the client-side bound of a round trip, 35 s by default) is not
+// repeated three more times: a charger's message then got no answer at all within its own CALL timeout.
+describe('withTransientRetry: the retry budget (D263)', () => {
+  it('begins no new attempt once budgetMs has passed since the first began', async () => {
+    let calls = 0;
+    const slowFailure = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 80));
+      throw Object.assign(new Error('Query read timeout: the database did not answer within 80 ms'), { code: '08006' });
+    };
+    await expect(withTransientRetry(slowFailure, { budgetMs: 50, baseMs: 1 })).rejects.toMatchObject({ code: '08006' });
+    expect(calls).toBe(1);
+  });
+
+  it("node-postgres' own read timeout is transient", () => {
+    expect(isTransientDbError(new Error('Query read timeout'))).toBe(true);
+  });
+});
+
 describe('isTransientDbError', () => {
   const pgError = (code: string) => Object.assign(new Error(`error ${code}`), { code });
   it("is true for the database's own state, whatever its SQLSTATE class (D104), and false for the data's fault and for bugs", () => {

@@ -10,6 +10,7 @@
 // largest worker's figure (`aggregator: 'max'`) instead of the sum, which would count the queue once per worker.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Deps } from '../../deps.ts';
+import { throttledLog } from '../../lib/throttled-log.ts';
 
 export const DELIVERY_RESULTS = ['sent', 'retry', 'failed', 'suppressed'] as const;
 export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
@@ -37,38 +38,71 @@ interface QueueState {
   oldestSeconds: number;
 }
 
-const inFlight = new WeakMap<Registry, Promise<QueueState | null>>();
+/**
+ * D266: how long a scrape waits for the queue's statement (0.15 ms on a healthy database). With WORKERS above 1 the
+ * primary waits 5 s for each worker's registry (src/cluster-metrics.ts) and drops the gauges of one that does not
+ * answer: a statement hanging on a dead network (no answer, no error) held the worker's whole registry, and `db_up`,
+ * `bus_up` and the pool gauges went missing from /metrics for the whole outage. Past this wait the gauges keep their
+ * last figures and the scrape goes on.
+ */
+export const QUEUE_READ_WAIT_MS = 1_500;
+
+interface QueueReader {
+  /** the statement in flight, shared by the collects of every scrape until it settles (one at a time per process) */
+  pending?: Promise<void>;
+  /** the figures of the last statement that answered */
+  last?: QueueState;
+}
+
+const readers = new WeakMap<Registry, QueueReader>();
 
 /**
  * One statement for both gauges, shared by the two collects of one scrape (prom-client collects every metric at once).
  * `status = 'queued'` with `created_at` is what the index outbox_messages_status (status, created_at desc) holds, so
  * the count and the oldest are read from the index alone, however large the table of sent messages grows.
+ * D266: waited for QUEUE_READ_WAIT_MS at most; a statement still running then is left to finish (its figures serve the
+ * next scrape) and no second one is started beside it. Failures and waits are logged once a minute (D222's throttle).
  */
-function queueState(deps: Deps): Promise<QueueState | null> {
-  let pending = inFlight.get(deps.metrics);
-  if (!pending) {
-    pending = (async () => {
+async function queueState(deps: Deps): Promise<QueueState | undefined> {
+  let reader = readers.get(deps.metrics);
+  if (!reader) readers.set(deps.metrics, (reader = {}));
+  const r = reader;
+  if (!r.pending) {
+    r.pending = (async () => {
       const row = await deps.db
         .selectFrom('outbox_messages')
         .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.min('created_at').as('oldest')])
         .where('status', '=', 'queued')
         .executeTakeFirstOrThrow();
       const oldest = row.oldest ? new Date(row.oldest as Date).getTime() : null;
-      return { queued: Number(row.n), oldestSeconds: oldest === null ? 0 : Math.max(0, (deps.clock().getTime() - oldest) / 1000) };
+      r.last = { queued: Number(row.n), oldestSeconds: oldest === null ? 0 : Math.max(0, (deps.clock().getTime() - oldest) / 1000) };
     })()
       .catch((err: unknown) => {
-        deps.logger.warn({ event: 'outbox.metrics_failed', err: (err as Error).message }, 'the outbox queue could not be read for /metrics');
-        return null;
+        throttledLog(deps.logger).event('warn', 'outbox.metrics_failed', { err: (err as Error).message }, 'the outbox queue could not be read for /metrics');
       })
-      .finally(() => inFlight.delete(deps.metrics));
-    inFlight.set(deps.metrics, pending);
+      .finally(() => (r.pending = undefined));
   }
-  return pending;
+  let timer: NodeJS.Timeout | undefined;
+  const answered = await Promise.race([
+    r.pending.then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), QUEUE_READ_WAIT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (!answered) {
+    throttledLog(deps.logger).event(
+      'warn',
+      'outbox.metrics_failed',
+      { err: `no answer within ${QUEUE_READ_WAIT_MS} ms` },
+      'the outbox queue could not be read for /metrics',
+    );
+  }
+  return r.last;
 }
 
 /**
- * A gauge set from the queue at each scrape. A database that does not answer leaves the last figures (a 0 would say the
- * queue is empty) and one warning per scrape; the scrape itself still answers with everything else.
+ * A gauge set from the queue at each scrape. A database that does not answer (an error, or no answer within
+ * QUEUE_READ_WAIT_MS) leaves the last figures (a 0 would say the queue is empty) and one warning a minute; the scrape
+ * itself still answers with everything else.
  */
 function queueGauge(deps: Deps, name: string, help: string, pick: (s: QueueState) => number): void {
   if (deps.metrics.getSingleMetric(name)) return;
