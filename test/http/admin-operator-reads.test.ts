@@ -137,7 +137,7 @@ describe('GET /admin/quarantine', () => {
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ limit: 100, offset: 0, count: 3 });
     expect(all.body.messages).toEqual([
-      { id: m2, charger_id: c2, kind: 'message', protocol: 'ocpp1.6', action: 'StopTransaction', message_id: 'b-2', raw_chars: '[2,"b-2","StopTransaction",{}]'.length, reason: 'transactionId missing', received_at: '2026-11-23T10:00:00Z', replayed_at: '2026-11-23T11:00:00Z', replay_result: 'unusable', replay_reason: 'still missing' },
+      { id: m2, charger_id: c2, kind: 'message', protocol: 'ocpp1.6', action: 'StopTransaction', message_id: 'b-2', raw_chars: '[2,"b-2","StopTransaction",{}]'.length, ack: {}, reason: 'transactionId missing', received_at: '2026-11-23T10:00:00Z', replayed_at: '2026-11-23T11:00:00Z', replay_result: 'unusable', replay_reason: 'still missing' },
       expect.objectContaining({ id: p1, charger_id: c2, kind: 'part', replayed_at: null }),
       expect.objectContaining({ id: m1, charger_id: c1, kind: 'message', raw_chars: '[2,"a-1","MeterValues",{"connectorId":1}]'.length, received_at: '2026-11-23T08:00:00Z' }),
     ]);

@@ -187,6 +187,20 @@ describe("D255: a start quarantined for its data is answered its id tag's verdic
     const q = await quarantineOf(ch.chargerId);
     expect(q.map((x) => x.action)).toEqual(['StartTransaction', 'MeterValues', 'StopTransaction']);
     for (const x of q.slice(1)) expect(x.reason).toBe(`its StartTransaction (transaction id ${sent}) is in the quarantine: replay the start first, then this message`);
+    // D269: the operator's lists say what the charger was told: this car was let charge under that transaction
+    const admin = { authorization: `Bearer ${svc.config.ADMIN_TOKEN}` };
+    const own = await svc.app.inject({ method: 'GET', url: `/admin/chargers/${ch.chargerId}/quarantine`, headers: admin });
+    expect(own.statusCode).toBe(200);
+    const acks = (own.json().messages as Array<{ action: string; ack: unknown }>).map((m) => [m.action, m.ack]);
+    expect(acks).toEqual([
+      ['StopTransaction', null],
+      ['MeterValues', null],
+      ['StartTransaction', { transactionId: sent, idTagInfo: { status: 'Accepted' } }],
+    ]);
+    const fleet = await svc.app.inject({ method: 'GET', url: '/admin/quarantine?limit=1000', headers: admin });
+    expect(fleet.statusCode).toBe(200);
+    const start = (fleet.json().messages as Array<{ charger_id: string; action: string; ack: unknown }>).find((m) => m.charger_id === ch.chargerId && m.action === 'StartTransaction');
+    expect(start?.ack).toEqual({ transactionId: sent, idTagInfo: { status: 'Accepted' } });
   });
 
   it('2.0.1: an unusable TransactionEvent that carried an idToken is answered its verdict (none without one)', async () => {

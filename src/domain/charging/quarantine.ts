@@ -156,6 +156,8 @@ export function quarantineView(r: QuarantineRow) {
     message_id: r.message_id,
     raw: r.raw,
     payload: r.payload ?? null,
+    // D269: what the charger was told (an unusable start's transactionId and verdict: whether the car charged)
+    ack: r.ack ?? null,
     reason: r.reason,
     received_at: isoUtc(r.received_at),
     replayed_at: r.replayed_at ? isoUtc(r.replayed_at) : null,
@@ -192,7 +194,7 @@ export async function listFleetQuarantine(
   if (q.replayed !== undefined) base = base.where('replayed_at', q.replayed ? 'is not' : 'is', null);
   const c = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   const rows = await base
-    .select(['id', 'charger_id', 'kind', 'protocol', 'action', 'message_id', 'reason', 'received_at', 'replayed_at', 'replay_result', 'replay_reason'])
+    .select(['id', 'charger_id', 'kind', 'protocol', 'action', 'message_id', 'ack', 'reason', 'received_at', 'replayed_at', 'replay_result', 'replay_reason'])
     .select(sql<number | null>`char_length(raw)`.as('raw_chars'))
     .orderBy('received_at', 'desc')
     .orderBy('id', 'desc')
@@ -208,6 +210,7 @@ export async function listFleetQuarantine(
       action: m.action,
       message_id: m.message_id,
       raw_chars: m.raw_chars === null ? null : Number(m.raw_chars),
+      ack: m.ack ?? null,
       reason: m.reason,
       received_at: isoUtc(m.received_at),
       replayed_at: m.replayed_at ? isoUtc(m.replayed_at) : null,

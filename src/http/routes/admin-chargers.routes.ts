@@ -27,6 +27,11 @@ const QuarantineItem = z.object({
   /** the inbound frame as received (for a part: the part), NUL escapes and all */
   raw: z.string().nullable(),
   payload: z.unknown(),
+  ack: z
+    .unknown()
+    .describe(
+      'the answer the charger was given (D269), null for an empty one or a part; for a 1.6 StartTransaction its transactionId and idTagInfo, whose status says whether the car was let charge (D255)',
+    ),
   reason: z.string(),
   received_at: z.string(),
   replayed_at: z.string().nullable(),

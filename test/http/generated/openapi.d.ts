@@ -5462,6 +5462,8 @@ export interface operations {
                             message_id: string | null;
                             raw: string | null;
                             payload: unknown;
+                            /** @description the answer the charger was given (D269), null for an empty one or a part; for a 1.6 StartTransaction its transactionId and idTagInfo, whose status says whether the car was let charge (D255) */
+                            ack: unknown;
                             reason: string;
                             received_at: string;
                             replayed_at: string | null;
@@ -5566,6 +5568,8 @@ export interface operations {
                             protocol: string;
                             action: string;
                             message_id: string | null;
+                            /** @description the answer the charger was given (D269), null for an empty one or a part; for a 1.6 StartTransaction its transactionId and idTagInfo, whose status says whether the car was let charge (D255) */
+                            ack: unknown;
                             reason: string;
                             received_at: string;
                             replayed_at: string | null;
@@ -5664,6 +5668,8 @@ export interface operations {
                         message_id: string | null;
                         raw: string | null;
                         payload: unknown;
+                        /** @description the answer the charger was given (D269), null for an empty one or a part; for a 1.6 StartTransaction its transactionId and idTagInfo, whose status says whether the car was let charge (D255) */
+                        ack: unknown;
                         reason: string;
                         received_at: string;
                         replayed_at: string | null;
