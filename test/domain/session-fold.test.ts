@@ -88,21 +88,6 @@ const CASES: Case[] = [
     rejected: { kwh: 0.4, review: { status: 'rejected', held_kwh: 0 } },
   },
   {
-    // D268 (a check audit of D259): a meterStop of 0 ("not known") beside the real register in transactionData at the
-    // same instant; folded lower first, the 0 became the base of a 1,000,400 Wh jump (1,000.4 kWh held, accepted as
-    // counted). The value that continues the register goes first: 0.4 kWh counted, the 0 a backwards step.
-    name: 'D268: a meterStop of 0 beside the register at the stop instant',
-    seq: () => ({
-      start: { wh: 1_000_000, at: at(0) },
-      values: [{ wh: 1_000_200, at: at(2) }],
-      stop: { wh: 0, at: at(4), transactionData: [{ wh: 1_000_400, at: at(4) }] },
-    }),
-    before: { kwh: 0.4, review: { status: 'held', reason: 'register_backwards', held_kwh: 0 } },
-    flagged: [['0', 'register_backwards']],
-    accepted: { kwh: 0.4, review: { status: 'accepted', held_kwh: 0 } },
-    rejected: { kwh: 0.4, review: { status: 'rejected', held_kwh: 0 } },
-  },
-  {
     // the audit's I-clockReset with a usable time: after a power loss the clock reads 3 hours before the start. A value
     // sampled a minute before the start event that is not above the start register stays a point, unflagged.
     name: 'D260: a reading stamped before the session started',

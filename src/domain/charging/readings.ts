@@ -282,51 +282,6 @@ function noteFlag(t: SessionTotals, reason: string, review: ReviewDecision | nul
 }
 
 /**
- * D268: the order of register points of one instant (D259), from points in time order: a register runs on from
- * where it was, so of two values a charger reports for one instant (meterStop and a transactionData copy, a MID meter
- * beside the charger's own counter, a meterStop of 0 meaning "not known") the one that continues from the point
- * before the instant is folded first: not below it, then the nearest; the other's rise in no time is then held by the
- * power rule (or its fall flagged), never the base of a counted jump. D259's "lower first" alone made a meterStop of 0
- * the base of the whole register (1,000.4 kWh held, accepted as counted). Without a point before, the lower first.
- * `first` points (a session's start value) keep their place at the head of their instant.
- */
-export function sameInstantOrder<T>(points: T[], atOf: (p: T) => number, whOf: (p: T) => bigint, before: bigint | null, first: (p: T) => boolean = () => false): T[] {
-  const out: T[] = [];
-  let last = before;
-  for (let i = 0; i < points.length; ) {
-    let j = i + 1;
-    while (j < points.length && atOf(points[j]!) === atOf(points[i]!)) j++;
-    const group = points.slice(i, j);
-    if (group.length > 1) {
-      const head = group.filter(first);
-      const rest = group.filter((p) => !first(p));
-      let base = head.length ? whOf(head[head.length - 1]!) : last;
-      const ordered: T[] = [...head];
-      while (rest.length) {
-        let k = 0;
-        for (let m = 1; m < rest.length; m++) if (closer(whOf(rest[m]!), whOf(rest[k]!), base)) k = m;
-        const [p] = rest.splice(k, 1);
-        ordered.push(p!);
-        base = whOf(p!);
-      }
-      out.push(...ordered);
-    } else out.push(...group);
-    last = whOf(out[out.length - 1]!);
-    i = j;
-  }
-  return out;
-}
-
-/** whether register value `a` continues from `base` better than `b` (not below it, then nearer; no base: lower) */
-function closer(a: bigint, b: bigint, base: bigint | null): boolean {
-  if (base === null) return a < b;
-  const up = (x: bigint) => x >= base;
-  if (up(a) !== up(b)) return up(a);
-  const d = (x: bigint) => (x >= base ? x - base : base - x);
-  return d(a) < d(b) || (d(a) === d(b) && a < b);
-}
-
-/**
  * D260: the order in which a session's register points are folded, from its points in time order (D259: readings of
  * one instant lower value first) and its start (started_at, ms). A point stamped before the start whose register is
  * above the session's first point at or after the start was not taken before the start (registers do not run

@@ -5,7 +5,7 @@
 // lookup here names those months and the planner reads only their partitions of meter_readings (D76).
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
-import { ENERGY_REGISTER, foldOrder, readingFlag, sameInstantOrder, stepCounts } from './readings.ts';
+import { ENERGY_REGISTER, foldOrder, readingFlag, stepCounts } from './readings.ts';
 
 /** A session as the lookups of its readings need it: its id, its charger and the span of its register readings. */
 export interface SessionSpan {
@@ -75,7 +75,8 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
     .where('phase', '=', '')
     .orderBy('session_id')
     .orderBy('measured_at')
-    .orderBy('id') // values of one instant: sameInstantOrder below, as the session's fold has them (D259, D268)
+    .orderBy('wh') // D259: two values of one instant, the lower first, as the session's fold has them
+    .orderBy('id')
     .execute();
   for (const r of rows) {
     const list = out.get(r.session_id!) ?? out.set(r.session_id!, []).get(r.session_id!)!;
@@ -97,13 +98,10 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
     const k = list.findIndex((p) => p.at.getTime() >= s.started_at.getTime());
     list.splice(k === -1 ? list.length : k, 0, { at: s.started_at, wh: BigInt(s.start_point_wh), held: false });
   }
-  // D268: values of one instant, the one that continues the register first (a start point keeps its place); D260: a
-  // reading out of its session's time goes after the others, at the time of the last one (readings.ts foldOrder)
+  // D260: a reading out of its session's time goes after the others, at the time of the last one (readings.ts foldOrder)
   for (const s of sessions) {
-    const inTime = out.get(s.id);
-    if (!inTime) continue;
-    const list = sameInstantOrder(inTime, (p) => p.at.getTime(), (p) => p.wh, null, (p) => !('ownFlag' in p));
-    out.set(s.id, list);
+    const list = out.get(s.id);
+    if (!list) continue;
     const placed = foldOrder(list, (p) => p.at.getTime(), (p) => p.wh, s.started_at.getTime());
     if (placed.some((x) => x.moved)) out.set(s.id, placed.map(({ p, moved, at }) => (moved ? { ...p, at: new Date(at) } : p)));
   }

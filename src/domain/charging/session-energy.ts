@@ -9,7 +9,6 @@ import {
   type FoldPoint,
   foldOrder,
   foldSteps,
-  sameInstantOrder,
   noTotals,
   readingFlag,
   type RegisterPoint,
@@ -58,11 +57,9 @@ async function foldReadings(
   startPoint?: RegisterPoint,
   startedAt?: number,
 ): Promise<{ endsDoubtful: boolean; firstInPlace: RegisterPoint | undefined }> {
-  const inTime: Array<FoldPoint & { row?: RegisterRow }> = rows.map((r) => ({ ...pointOf(r), row: r }));
-  const at = startPoint ? inTime.findIndex((p) => p.at >= startPoint.at) : -1;
-  if (startPoint) inTime.splice(at === -1 ? inTime.length : at, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
-  // D268: values of one instant, the one that continues the register first (the start point keeps its place)
-  const points = sameInstantOrder(inTime, (p) => p.at, (p) => p.wh, prev?.wh ?? null, (p) => p.row === undefined);
+  const points: Array<FoldPoint & { row?: RegisterRow }> = rows.map((r) => ({ ...pointOf(r), row: r }));
+  const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
+  if (startPoint) points.splice(at === -1 ? points.length : at, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
   const placed = foldOrder(points, (p) => p.at, (p) => p.wh, startedAt ?? Number.NEGATIVE_INFINITY).map(({ p, moved, at }) =>
     moved ? { ...p, at, flag: p.flag ?? ANOMALY.beforeStart } : p,
   );
@@ -89,7 +86,8 @@ function registerRows(trx: Trx, sessionId: string) {
     .where('measurand', '=', ENERGY_REGISTER)
     .where('phase', '=', '')
     .orderBy('measured_at')
-    // D259, D268: values of one instant are put in order by sameInstantOrder (foldReadings)
+    // D259: two values of one instant, the lower first: a rise in no time is a step the power rule judges (held)
+    .orderBy('wh')
     .orderBy('id');
 }
 
