@@ -7,7 +7,7 @@ export const SessionReview = z
     status: z.enum(['held', 'accepted', 'rejected']).describe('held: a flagged step waits for an operator; accepted/rejected: all decided'),
     reason: z
       .string()
-      .describe('comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held)'),
+      .describe('comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held)'),
     held_kwh: z.number().describe('energy of the flagged steps that wait for a decision; not in kwh until accepted'),
   })
   .nullable();

@@ -82,9 +82,25 @@ const CASES: Case[] = [
       values: [{ wh: 1_000_200, at: at(2) }],
       stop: { wh: 1_000_400, at: at(4), transactionData: [{ wh: 1_000_600, at: at(4) }] },
     }),
-    before: { kwh: 0.4, review: { status: 'held', reason: 'implausible_power', held_kwh: 0.2 } },
-    flagged: [['1000600', 'implausible_power']],
+    // D268: the instant's value is the one that continues the register; the other is a doubtful value of its own
+    before: { kwh: 0.4, review: { status: 'held', reason: 'register_conflict', held_kwh: 0.2 } },
+    flagged: [['1000600', 'register_conflict']],
     accepted: { kwh: 0.6, review: { status: 'accepted', held_kwh: 0 } },
+    rejected: { kwh: 0.4, review: { status: 'rejected', held_kwh: 0 } },
+  },
+  {
+    // D268 (a check audit of D259): a meterStop of 0 ("not known") beside the real register in transactionData at the
+    // same instant; folded lower first, the 0 was the base of a 1,000,400 Wh jump (1,000.4 kWh held, accepted as
+    // counted). Now the register's value is the instant's and the 0 a conflict holding nothing.
+    name: 'D268: a meterStop of 0 beside the register at the stop instant',
+    seq: () => ({
+      start: { wh: 1_000_000, at: at(0) },
+      values: [{ wh: 1_000_200, at: at(2) }],
+      stop: { wh: 0, at: at(4), transactionData: [{ wh: 1_000_400, at: at(4) }] },
+    }),
+    before: { kwh: 0.4, review: { status: 'held', reason: 'register_conflict', held_kwh: 0 } },
+    flagged: [['0', 'register_conflict']],
+    accepted: { kwh: 0.4, review: { status: 'accepted', held_kwh: 0 } },
     rejected: { kwh: 0.4, review: { status: 'rejected', held_kwh: 0 } },
   },
   {

@@ -140,7 +140,7 @@ describe('a renewed TLS certificate is served without a restart (D261)', () => {
     expect(new Set(cns)).toEqual(new Set(['localhost-renewed']));
     expect(svc.alive()).toBe(true);
     expect(svc.output()).not.toMatch(/a worker exited/);
-  });
+  }, 120_000); // a cluster's first start on a machine the whole suite loads
 });
 
 function fetchStatus(url: string): Promise<number> {

@@ -27,6 +27,11 @@ export const ANOMALY = {
    * not taken before the start (a clock that fell back), so no point of the session's time line (foldOrder)
    */
   beforeStart: 'before_session_start',
+  /**
+   * D268: another value of an instant whose register value is a different one (meterStop beside a transactionData
+   * copy, a 0 for "not known", a hostile value): not the instant's value, so no base until accepted (instantValues)
+   */
+  conflict: 'register_conflict',
 } as const;
 
 /** 10 % above the model's maximum before a step counts as implausible: timestamps are whole seconds. */
@@ -68,6 +73,8 @@ const READING_FLAGS: Array<(r: ReadingFacts) => string | null> = [
   (r) => (r.signature_status === 'invalid' ? ANOMALY.invalidSignature : null),
   // D260: judged by the fold from the session's start each time (foldOrder); as stored, for the readers of the stored state
   (r) => (r.anomaly === ANOMALY.beforeStart ? ANOMALY.beforeStart : null),
+  // D268: judged by the fold from the values of its instant each time (instantValues); as stored, for the stored state's readers
+  (r) => (r.anomaly === ANOMALY.conflict ? ANOMALY.conflict : null),
 ];
 
 export function readingFlag(r: ReadingFacts): string | null {
@@ -279,6 +286,48 @@ function noteFlag(t: SessionTotals, reason: string, review: ReviewDecision | nul
     t.status = review === 'rejected' || t.status === 'rejected' ? 'rejected' : 'accepted';
     t.reasons = withReason(t.reasons);
   }
+}
+
+/**
+ * D268: the values a charger reports for one instant, from points in time order. A register has one value at an
+ * instant: the instant's value is the one that continues the register from the instant before (not below it, then
+ * the nearest; with none before, the lowest; a session's start value, `first`, always), folded first, then the
+ * instant's other values, lowest first. The fold (session-energy.ts) judges each other value from the instant's value
+ * as a step in no time (stepOf, over one second): within it (a meterStop a few Wh above the last sample of its second,
+ * D107) it is an ordinary point; beyond it (meterStop beside a transactionData copy 200 Wh apart, a meterStop of 0
+ * for "not known", a hostile value) it is a conflict, a doubtful value of its own (`register_conflict`), no base
+ * until accepted (D176) and holding what it adds (D258). So neither the order of the values nor a hostile one moves
+ * the base of the next step (D259 folded the lower first, which made a meterStop of 0 the base of the register's
+ * whole rise). Returns each point with its instant's value.
+ */
+export function instantValues<T>(points: T[], atOf: (p: T) => number, whOf: (p: T) => bigint, before: bigint | null, first: (p: T) => boolean = () => false): Array<{ p: T; value: T }> {
+  const out: Array<{ p: T; value: T }> = [];
+  let last = before;
+  for (let i = 0; i < points.length; ) {
+    let j = i + 1;
+    while (j < points.length && atOf(points[j]!) === atOf(points[i]!)) j++;
+    const group = points.slice(i, j);
+    let k = group.findIndex(first);
+    if (k === -1) {
+      k = 0;
+      for (let m = 1; m < group.length; m++) if (continuesBetter(whOf(group[m]!), whOf(group[k]!), last)) k = m;
+    }
+    const value = group[k]!;
+    out.push({ p: value, value });
+    const rest = group.filter((_, m) => m !== k).sort((a, b) => (whOf(a) < whOf(b) ? -1 : whOf(a) > whOf(b) ? 1 : 0));
+    for (const p of rest) out.push({ p, value });
+    last = whOf(value);
+    i = j;
+  }
+  return out;
+}
+
+/** whether register value `a` continues from `base` better than `b` (not below it, then nearer; no base: lower) */
+function continuesBetter(a: bigint, b: bigint, base: bigint | null): boolean {
+  if (base === null) return a < b;
+  if (a >= base !== b >= base) return a >= base;
+  const d = (x: bigint) => (x >= base ? x - base : base - x);
+  return d(a) < d(b) || (d(a) === d(b) && a < b);
 }
 
 /**

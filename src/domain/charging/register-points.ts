@@ -5,7 +5,7 @@
 // lookup here names those months and the planner reads only their partitions of meter_readings (D76).
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
-import { ENERGY_REGISTER, foldOrder, readingFlag, stepCounts } from './readings.ts';
+import { ENERGY_REGISTER, foldOrder, instantValues, readingFlag, stepCounts } from './readings.ts';
 
 /** A session as the lookups of its readings need it: its id, its charger and the span of its register readings. */
 export interface SessionSpan {
@@ -98,10 +98,13 @@ export async function registerPointsOf(db: Db, sessions: SessionSpan[], opts: { 
     const k = list.findIndex((p) => p.at.getTime() >= s.started_at.getTime());
     list.splice(k === -1 ? list.length : k, 0, { at: s.started_at, wh: BigInt(s.start_point_wh), held: false });
   }
-  // D260: a reading out of its session's time goes after the others, at the time of the last one (readings.ts foldOrder)
+  // D268: the values of one instant in the session fold's order (the register's value first, a start point before
+  // all); D260: a reading out of its session's time goes after the others, at the time of the last one (foldOrder)
   for (const s of sessions) {
-    const list = out.get(s.id);
-    if (!list) continue;
+    const inTime = out.get(s.id);
+    if (!inTime) continue;
+    const list = instantValues(inTime, (p) => p.at.getTime(), (p) => p.wh, null, (p) => !('ownFlag' in p)).map(({ p }) => p);
+    out.set(s.id, list);
     const placed = foldOrder(list, (p) => p.at.getTime(), (p) => p.wh, s.started_at.getTime());
     if (placed.some((x) => x.moved)) out.set(s.id, placed.map(({ p, moved, at }) => (moved ? { ...p, at: new Date(at) } : p)));
   }

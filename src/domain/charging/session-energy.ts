@@ -9,6 +9,8 @@ import {
   type FoldPoint,
   foldOrder,
   foldSteps,
+  instantValues,
+  stepOf,
   noTotals,
   readingFlag,
   type RegisterPoint,
@@ -36,7 +38,7 @@ const pointOf = (r: RegisterRow): FoldPoint => ({
   wh: BigInt(r.wh),
   at: r.measured_at.getTime(),
   w: r.power_w,
-  flag: readingFlag({ anomaly: r.anomaly === ANOMALY.beforeStart ? null : r.anomaly, signature_status: r.signature_status }),
+  flag: readingFlag({ anomaly: r.anomaly === ANOMALY.beforeStart || r.anomaly === ANOMALY.conflict ? null : r.anomaly, signature_status: r.signature_status }),
   anomaly: r.anomaly,
   review: r.review,
 });
@@ -57,9 +59,13 @@ async function foldReadings(
   startPoint?: RegisterPoint,
   startedAt?: number,
 ): Promise<{ endsDoubtful: boolean; firstInPlace: RegisterPoint | undefined }> {
-  const points: Array<FoldPoint & { row?: RegisterRow }> = rows.map((r) => ({ ...pointOf(r), row: r }));
-  const at = startPoint ? points.findIndex((p) => p.at >= startPoint.at) : -1;
-  if (startPoint) points.splice(at === -1 ? points.length : at, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
+  const inTime: Array<FoldPoint & { row?: RegisterRow }> = rows.map((r) => ({ ...pointOf(r), row: r }));
+  const at = startPoint ? inTime.findIndex((p) => p.at >= startPoint.at) : -1;
+  if (startPoint) inTime.splice(at === -1 ? inTime.length : at, 0, { ...startPoint, w: null, flag: null, anomaly: null, review: null });
+  // D268: of the values of one instant, the register's first; the others that differ are doubtful (register_conflict)
+  const points = instantValues(inTime, (p) => p.at, (p) => p.wh, prev?.wh ?? null, (p) => p.row === undefined).map(({ p, value }) =>
+    p !== value && stepOf(value, p, maxW).anomaly !== null ? { ...p, flag: p.flag ?? ANOMALY.conflict } : p,
+  );
   const placed = foldOrder(points, (p) => p.at, (p) => p.wh, startedAt ?? Number.NEGATIVE_INFINITY).map(({ p, moved, at }) =>
     moved ? { ...p, at, flag: p.flag ?? ANOMALY.beforeStart } : p,
   );

@@ -4190,7 +4190,7 @@ export interface operations {
                                      * @enum {string}
                                      */
                                     status: "held" | "accepted" | "rejected";
-                                    /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held) */
+                                    /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held) */
                                     reason: string;
                                     /** @description energy of the flagged steps that wait for a decision; not in kwh until accepted */
                                     held_kwh: number;
@@ -4321,7 +4321,7 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 status: "held" | "accepted" | "rejected";
-                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held) */
+                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held) */
                                 reason: string;
                                 /** @description energy of the flagged steps that wait for a decision; not in kwh until accepted */
                                 held_kwh: number;
@@ -4576,7 +4576,7 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 status: "held" | "accepted" | "rejected";
-                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held) */
+                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held) */
                                 reason: string;
                                 /** @description energy of the flagged steps that wait for a decision; not in kwh until accepted */
                                 held_kwh: number;
@@ -6179,7 +6179,7 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 status: "held" | "accepted" | "rejected";
-                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held) */
+                                /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held) */
                                 reason: string;
                                 /** @description energy of the flagged steps that wait for a decision; not in kwh until accepted */
                                 held_kwh: number;
@@ -6287,7 +6287,7 @@ export interface operations {
                              * @enum {string}
                              */
                             status: "held" | "accepted" | "rejected";
-                            /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start (of the undecided steps while held) */
+                            /** @description comma-separated: implausible_power, register_backwards, register_too_slow, future_timestamp, invalid_signature, before_session_start, register_conflict (of the undecided steps while held) */
                             reason: string;
                             /** @description energy of the flagged steps that wait for a decision; not in kwh until accepted */
                             held_kwh: number;
