@@ -242,11 +242,27 @@ export async function checkBusDelivery(target: BusCheckTarget, timeoutMs = DELIV
  * D245: checkBusDelivery now, and again after each time the listening connection came back (bus_up follows).
  * D264: bus_up is 0 from the moment the listening connection is lost or found dead until that check after its return.
  */
-export function watchBusDelivery(target: BusCheckTarget, timeoutMs = DELIVERY_CHECK_MS): Promise<boolean | null> {
+export function watchBusDelivery(target: BusCheckTarget, timeoutMs = DELIVERY_CHECK_MS, retryMs = DELIVERY_RETRY_MS): Promise<boolean | null> {
+  // D270: a check that could not publish (the pool still dead when the listening connection came back, or the
+  // database away at start) is tried again every retryMs, up to DELIVERY_RETRIES times, so bus_up does not stay 0
+  // after the database is back (the next loss and return of the bus starts it again)
+  let retry: NodeJS.Timeout | null = null;
+  const check = (left = DELIVERY_RETRIES): Promise<boolean | null> => {
+    if (retry) clearTimeout(retry);
+    retry = null;
+    return checkBusDelivery(target, timeoutMs).then((r) => {
+      if (r === null && left > 0) retry = setTimeout(() => void check(left - 1).catch(() => undefined), retryMs).unref();
+      return r;
+    });
+  };
   target.bus.onLost(() => busUpGauge(target.metrics).set(0));
-  target.bus.onResync(() => void checkBusDelivery(target, timeoutMs).catch(() => undefined));
-  return checkBusDelivery(target, timeoutMs);
+  target.bus.onResync(() => void check().catch(() => undefined));
+  return check();
 }
+
+/** D270: how long after a delivery check that could not publish it is tried again, and how many times (10 minutes) */
+const DELIVERY_RETRY_MS = 10_000;
+const DELIVERY_RETRIES = 60;
 
 /**
  * PostgreSQL: one dedicated connection per process (LISTEN does not work through a pool), re-established with

@@ -68,3 +68,29 @@ describe.skipIf(!process.env.DATABASE_URL)('D264: the event bus notices a dead l
     await delivered(4);
   });
 });
+
+describe.skipIf(!process.env.DATABASE_URL)('D270: a delivery check that could not publish is tried again', () => {
+  it('the listening connection is fine but the pool cannot reach the database: bus_up becomes 1 once it can', { timeout: 30_000 }, async () => {
+    const direct = await createTestDb();
+    const proxy = await dbProxy(direct.url!);
+    const { createDb } = await import('../../src/db/database.ts');
+    const pool = await createDb({ DATABASE_URL: proxy.url, poolSize: 2, connectTimeoutMs: 500 });
+    const log = logCapture('debug');
+    const metrics = new Registry();
+    const bus = createBus(direct, log.logger);
+    try {
+      // the publishing pool is cut off: the check cannot publish, which says nothing about the bus
+      proxy.cut();
+      expect(await watchBusDelivery({ bus, db: pool.db, metrics, logger: log.logger }, 2_000, 200)).toBeNull();
+      expect(log.of('bus.no_delivery')).toEqual([]);
+      // the database comes back for the pool: the check is tried again and bus_up says 1 (it stayed unset before)
+      proxy.restore();
+      await until('bus_up 1', async () => (await busUp(metrics)) === 1, 10_000);
+    } finally {
+      await bus.close();
+      await pool.close();
+      await proxy.close();
+      await direct.close();
+    }
+  });
+});
