@@ -12,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createCipher } from '../../src/lib/iban-crypto.ts';
+import type { ReencryptReport } from '../../src/domain/platform/reencrypt.ts';
 import { createTestDb } from '../helpers/db.ts';
 import { accountBody, anEan } from '../helpers/onboarding-factories.ts';
 import { nodeArgs, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
@@ -28,18 +29,8 @@ const keysOf = (current: Buffer, ...previous: Buffer[]) => ({
   ...(previous.length ? { DATA_ENCRYPTION_KEYS_PREVIOUS: previous.map(b64).join(',') } : {}),
 });
 
-interface Report {
-  mode: string;
-  current_key: string;
-  re_encrypted: number;
-  already_current: number;
-  unreadable: number;
-  unreadable_rows: Array<{ table: string; id: string; reason: string }>;
-  under_previous_keys: Record<string, number>;
-  previous_keys_needed: boolean;
-  keys_in_use: string[];
-  summary: string;
-}
+/** what `reencrypt-data` prints (its JSON report) */
+type Report = ReencryptReport;
 
 /** Every line any process or command printed, to look for keys and IBANs in. */
 const printed: string[] = [];
