@@ -5,7 +5,8 @@
 // server session handed to other clients).
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBusDelivery, createBus, type Bus } from '../../src/db/bus.ts';
+import { createBus, type Bus } from '../../src/db/bus.ts';
+import { checkBusDelivery } from '../../src/db/bus-delivery.ts';
 import { createTestService } from '../helpers/app.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { logCapture } from '../helpers/log-capture.ts';

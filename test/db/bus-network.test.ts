@@ -4,7 +4,8 @@
 // bus_up 0 while down and 1 after, and events arrive again.
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBus, watchBusDelivery, type Bus } from '../../src/db/bus.ts';
+import { createBus, type Bus } from '../../src/db/bus.ts';
+import { watchBusDelivery } from '../../src/db/bus-delivery.ts';
 import { createTestDb, type TestDb } from '../helpers/db.ts';
 import { dbProxy } from '../helpers/db-proxy.ts';
 import { logCapture } from '../helpers/log-capture.ts';

@@ -5,7 +5,8 @@
 // lookup here names those months and the planner reads only their partitions of meter_readings (D76).
 import type { Db } from '../../db/database.ts';
 import type { RegisterPoint } from '../ere/counting.ts';
-import { ENERGY_REGISTER, foldOrder, instantValues, readingFlag, stepCounts } from './readings.ts';
+import { foldOrder, instantValues } from './fold-order.ts';
+import { ENERGY_REGISTER, readingFlag, stepCounts } from './readings.ts';
 
 /** A session as the lookups of its readings need it: its id, its charger and the span of its register readings. */
 export interface SessionSpan {

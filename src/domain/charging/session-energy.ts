@@ -3,20 +3,19 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { EnergyReading } from './events.ts';
+import { foldOrder, instantValues } from './fold-order.ts';
 import {
   ANOMALY,
   ENERGY_REGISTER,
   type FoldPoint,
-  foldOrder,
   foldSteps,
-  instantValues,
-  stepOf,
   noTotals,
   readingFlag,
   type RegisterPoint,
   type ReviewDecision,
   type SessionEnergy,
   type SessionTotals,
+  stepOf,
   totalsColumns,
   totalsOf,
 } from './readings.ts';
